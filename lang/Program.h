@@ -34,13 +34,13 @@ using shapes::Sig;
 /// none, int, float, bool, string, enum constant, list, tuple, or a
 /// configuration call such as `adamw(lr = 1e-3)`.
 struct Constant {
-  enum class Kind { None, Int, Float, Bool, String, Enum, List, Tuple, Call };
+  enum class Kind { None, Int, Float, Bool, String, Enum, List, Tuple, Call, Pair };
   Kind kind = Kind::None;
   int64_t i = 0;
   double f = 0;
   bool b = false;
-  std::string s;                     // String, Enum name, Call name
-  std::vector<Constant> elements;    // List, Tuple, Call positional args
+  std::string s;                     // String, Enum name, Call name, Pair separator (":" or "->")
+  std::vector<Constant> elements;    // List, Tuple, Call positional args, Pair's two sides
   std::vector<std::pair<std::string, Constant>> keywords; // Call keyword args
   Loc loc;
 
@@ -88,8 +88,9 @@ struct Node {
   /// "gelu", "relu", "silu", "tanh", "add", "sub", "mul", "scale", "softmax",
   /// "dropout", "cross_entropy", "arange", "take", "split", "reshape",
   /// "transpose"; or
-  ///   "param": reads the parameter `paramPath` (a dotted path relative to the
-  ///            graph's layer, e.g. "w" or "wte.w"), no operands;
+  ///   "param": reads the parameter `paramPath` (its full dotted path from
+  ///            the model root, e.g. "h.attn.q.w"), no operands; inside a
+  ///            repeat body it reads the current iteration's slice;
   ///   "call":  runs child instance `callee` on the operands.
   std::string op;
   std::vector<ValueId> operands; // kNoValue for an absent optional operand
@@ -110,6 +111,8 @@ struct Graph {
 
 struct LayerInstance {
   std::string name;      // member name in the parent ("h", "ln_f"); the model's name at the root
+  std::string path;      // dotted path from the root ("h.attn.q"); empty at the root
+  const LayerInstance *parent = nullptr;
   std::string layerName; // the declaration instantiated: "Block"
   Loc loc;               // where it was instantiated (the root: the model declaration)
   Loc declLoc;           // the layer declaration
@@ -120,7 +123,7 @@ struct LayerInstance {
   int32_t carried = 0;
   /// Hyperparameters as bound, in declaration order (for dumps and stats).
   std::vector<std::pair<std::string, Constant>> hyperParams;
-  std::vector<Param> params;
+  std::vector<Param> params; // Param::name is local; the symbol is path + "." + name
   std::vector<std::unique_ptr<LayerInstance>> children;
   Graph forward;
   bool hasForward = false;

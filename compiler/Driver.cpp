@@ -24,7 +24,6 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Config/llvm-config.h"
-#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -41,54 +40,126 @@
 #endif
 
 using namespace bmb;
-namespace cl = llvm::cl;
 
 namespace {
-
-cl::OptionCategory bmbcCategory("bmbc options");
 
 enum class Emit { None, AST, MLIR, CUDA };
 enum class InputLang { Auto, Bmb, MLIR };
 
+/// The command line. bmbc parses it itself: libLLVM's global options (it
+/// registers its own -stats, for one) must neither clash with ours nor show
+/// up in --help.
 struct Options {
-  cl::opt<std::string> input{cl::Positional, cl::desc("<input .bmb or .mlir file>"),
-                             cl::cat(bmbcCategory)};
-  cl::opt<Emit> emit{
-      "emit", cl::desc("What to print"), cl::init(Emit::None),
-      cl::values(clEnumValN(Emit::AST, "ast", "the syntax tree of the input file"),
-                 clEnumValN(Emit::MLIR, "mlir", "the IR after the pass pipeline"),
-                 clEnumValN(Emit::CUDA, "cuda", "the CUDA C++ source (not implemented yet)")),
-      cl::cat(bmbcCategory)};
-  cl::opt<InputLang> lang{
-      "x", cl::desc("Input language (default: from the file extension)"),
-      cl::init(InputLang::Auto),
-      cl::values(clEnumValN(InputLang::Bmb, "bmb", "a .bmb source file"),
-                 clEnumValN(InputLang::MLIR, "mlir", "bmb IR, e.g. from --dump-ir")),
-      cl::cat(bmbcCategory)};
-  cl::opt<std::string> job{"job", cl::desc("The job to compile (default: the file's only job)"),
-                           cl::value_desc("name"), cl::cat(bmbcCategory)};
-  cl::opt<std::string> model{"model",
-                             cl::desc("With no job: the model to compile (B = 1, T = ctx)"),
-                             cl::value_desc("name"), cl::cat(bmbcCategory)};
-  cl::opt<std::string> target{"target", cl::desc("host (default) or cuda"),
-                              cl::value_desc("target"), cl::init(""), cl::cat(bmbcCategory)};
-  cl::opt<std::string> dumpIR{
-      "dump-ir",
-      cl::desc("Print the IR after every pass (after-all), or after the named pass "
-               "(e.g. canonicalize); the first dump is MLIRGen's output"),
-      cl::value_desc("after-all|pass"), cl::cat(bmbcCategory)};
-  cl::opt<bool> printPipeline{"print-pipeline",
-                              cl::desc("List the passes that run for the job"),
-                              cl::cat(bmbcCategory)};
-  cl::opt<bool> stats{"stats",
-                      cl::desc("Print the parameter and memory table of the model"),
-                      cl::cat(bmbcCategory)};
-  cl::opt<std::string> output{"o", cl::desc("Output file (default: standard output)"),
-                              cl::value_desc("file"), cl::init("-"), cl::cat(bmbcCategory)};
-  cl::list<std::string> includeDirs{"I", cl::desc("Add a directory to search for imports"),
-                                    cl::value_desc("dir"), cl::Prefix,
-                                    cl::cat(bmbcCategory)};
+  std::string input;
+  Emit emit = Emit::None;
+  InputLang lang = InputLang::Auto;
+  std::string job, model, target, dumpIR;
+  bool printPipeline = false, stats = false, help = false, version = false;
+  std::string output = "-";
+  std::vector<std::string> includeDirs;
 };
+
+const char *kOptionHelp = R"(Options:
+  --job NAME            the job to compile (default: the file's only job)
+  --model NAME          with no job: the model to compile (B = 1, T = ctx)
+  --emit=ast|mlir|cuda  print the syntax tree, the IR after the pipeline, or
+                        the CUDA C++ source (not implemented yet)
+  --stats               print the parameter and memory table
+  --print-pipeline      list the passes that run for the job
+  --dump-ir=after-all   print the IR after every pass (the first dump is
+                        MLIRGen's output); --dump-ir=PASS after one pass
+  --target=host|cuda    the target (default host)
+  -x bmb|mlir           the input language (default: from the extension)
+  -I DIR                also search DIR for imports
+  -o FILE               write the output to FILE (default: standard output)
+  --help, --version
+)";
+
+/// Parses argv into `o`; returns an error message, or "" on success.
+std::string parseArgs(int argc, char **argv, Options &o) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    std::string name = a, value;
+    bool hasValue = false;
+    if (a.rfind("--", 0) == 0) {
+      size_t eq = a.find('=');
+      if (eq != std::string::npos) {
+        name = a.substr(0, eq);
+        value = a.substr(eq + 1);
+        hasValue = true;
+      }
+    } else if ((a.rfind("-I", 0) == 0 || a.rfind("-o", 0) == 0 || a.rfind("-x", 0) == 0) &&
+               a.size() > 2) {
+      name = a.substr(0, 2);
+      value = a.substr(2);
+      hasValue = true;
+    }
+    auto takeValue = [&]() -> bool {
+      if (hasValue)
+        return true;
+      if (i + 1 >= args.size())
+        return false;
+      value = args[++i];
+      return true;
+    };
+    auto flagOnly = [&]() { return !hasValue; };
+    if (name == "--help" || name == "-h" || name == "-help") {
+      o.help = true;
+    } else if (name == "--version") {
+      o.version = true;
+    } else if (name == "--stats") {
+      if (!flagOnly())
+        return "--stats takes no value";
+      o.stats = true;
+    } else if (name == "--print-pipeline") {
+      if (!flagOnly())
+        return "--print-pipeline takes no value";
+      o.printPipeline = true;
+    } else if (name == "--emit") {
+      if (!takeValue())
+        return "--emit needs a value (ast, mlir or cuda)";
+      if (value == "ast")
+        o.emit = Emit::AST;
+      else if (value == "mlir")
+        o.emit = Emit::MLIR;
+      else if (value == "cuda")
+        o.emit = Emit::CUDA;
+      else
+        return "unknown --emit value '" + value + "' (expected ast, mlir or cuda)";
+    } else if (name == "--job" || name == "--model" || name == "--target" ||
+               name == "--dump-ir") {
+      if (!takeValue() || value.empty())
+        return name + " needs a value";
+      (name == "--job" ? o.job : name == "--model" ? o.model
+                               : name == "--target" ? o.target : o.dumpIR) = value;
+    } else if (name == "-o") {
+      if (!takeValue() || value.empty())
+        return "-o needs a file name";
+      o.output = value;
+    } else if (name == "-I") {
+      if (!takeValue() || value.empty())
+        return "-I needs a directory";
+      o.includeDirs.push_back(value);
+    } else if (name == "-x") {
+      if (!takeValue())
+        return "-x needs a language (bmb or mlir)";
+      if (value == "bmb")
+        o.lang = InputLang::Bmb;
+      else if (value == "mlir")
+        o.lang = InputLang::MLIR;
+      else
+        return "unknown input language '" + value + "' (expected bmb or mlir)";
+    } else if (a.size() > 1 && a[0] == '-') {
+      return "unknown option '" + a + "' (see bmbc --help)";
+    } else {
+      if (!o.input.empty())
+        return "more than one input file ('" + o.input + "' and '" + a + "')";
+      o.input = a;
+    }
+  }
+  return "";
+}
 
 const char *kOverview = R"(bmbc: the bmb compiler
 
@@ -144,16 +215,15 @@ void printPipelineList(mlir::OpPassManager &pm, llvm::raw_ostream &os, int inden
 
 int bmb::driverMain(int argc, char **argv) {
   Options opts;
-  cl::HideUnrelatedOptions(bmbcCategory);
-  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
-    os << "bmbc " << BMB_VERSION << " (MLIR " << LLVM_VERSION_STRING << ")\n";
-  });
-  std::string parseErrors;
-  llvm::raw_string_ostream errStream(parseErrors);
-  if (!cl::ParseCommandLineOptions(argc, argv, kOverview, &errStream)) {
-    errStream.flush();
-    llvm::errs() << parseErrors;
-    return kExitUsageError;
+  if (std::string err = parseArgs(argc, argv, opts); !err.empty())
+    return usage(err);
+  if (opts.help) {
+    llvm::outs() << kOverview << "\n" << kOptionHelp;
+    return kExitSuccess;
+  }
+  if (opts.version) {
+    llvm::outs() << "bmbc " << BMB_VERSION << " (MLIR " << LLVM_VERSION_STRING << ")\n";
+    return kExitSuccess;
   }
   if (opts.input.empty())
     return usage("no input file (try: bmbc models/gpt2.bmb --job pretrain --stats)");
@@ -248,7 +318,7 @@ int bmb::driverMain(int argc, char **argv) {
   }
 
   mlir::PassManager pm(&context);
-  populateFrontendPipeline(pm);
+  mlir::bmb::populateFrontendPipeline(pm);
 
   if (opts.printPipeline) {
     llvm::outs() << "pipeline: ";
@@ -289,8 +359,10 @@ int bmb::driverMain(int argc, char **argv) {
     return kExitInputError;
 
   if (opts.stats) {
-    if (mlir::failed(printParamStats(*module, llvm::outs())))
+    mlir::FailureOr<mlir::bmb::ParamStats> stats = mlir::bmb::computeParamStats(*module);
+    if (mlir::failed(stats))
       return kExitInputError;
+    mlir::bmb::printParamStats(*stats, llvm::outs());
   }
 
   if (opts.emit == Emit::MLIR) {

@@ -14,21 +14,28 @@
 //  * `x if c else y if d else z` is a loop as well (folded to the right by the
 //    AST builder); `x = f(a)` followed by a statement `if c { ... }` is told
 //    apart from the conditional `f(a) if c` by what follows the condition.
-//  * Recipe directives have no terminator. A bare name continues a directive
-//    as an argument only when it is on the same line as the token before it;
-//    otherwise it starts the next directive (the `sameLine` predicate).
+//  * Recipe directives have no terminator: a directive starts at a name that
+//    begins a line (or follows '{' or ';'); a bare name elsewhere is an
+//    argument of the current directive (the `newDirective` predicate).
 //  * Malformed tokens (unterminated strings, numbers with letters glued on)
 //    are accepted by the grammar where a string or number may stand, so that
 //    the lexical error is reported once, without a cascade of syntax errors.
 grammar Bmb;
 
 @parser::members {
-  /// True when the next token starts on the line of the previous token:
-  /// a bare name continues a recipe directive only on the same line.
-  bool sameLine() {
+  /// True when the next token may start a recipe directive: it follows '{'
+  /// or ';', or starts a new line. A bare name continues the current
+  /// directive as an argument exactly when this is false, so the two
+  /// predicates below are complements and prediction never has to look past
+  /// the name (it would otherwise scan to the end of the recipe to find that
+  /// both readings parse).
+  bool newDirective() {
     antlr4::Token *prev = _input->LT(-1);
     antlr4::Token *next = _input->LT(1);
-    return prev && next && prev->getLine() == next->getLine();
+    if (!prev || !next)
+      return true;
+    size_t t = prev->getType();
+    return t == LBRACE || t == SEMI || prev->getLine() != next->getLine();
   }
 }
 
@@ -107,15 +114,18 @@ label : key '=' (str | '[' (str (',' str)* ','?)? ']') ;
 recipeDecl : RECIPE name=IDENT '{' (directive | ';')* '}' ;
 
 directive
-  : verb=IDENT (FROM modelRef ('@' path=str)?)? directiveArg* (ON on=expr)?
-    directiveSetting* settingsBlock?
+  : {newDirective()}? verb=IDENT (FROM modelRef ('@' path=str)?)? directiveArg*
+    (ON on=expr)? directiveSetting* settingsBlock?
   ;
 
-directiveArg : dirAtom (sep=(':' | '->') dirAtom)? ;
+directiveArg : dirAtom (sep=(':' | '->') dirValue)? ;
 
-dirAtom
-  : {sameLine()}? IDENT
-  | number
+dirAtom : {!newDirective()}? IDENT | dirLiteral ;
+
+dirValue : IDENT | dirLiteral ;
+
+dirLiteral
+  : number
   | '-' number
   | str
   | TRUE
@@ -275,7 +285,6 @@ BLOCK_COMMENT : '/*' .*? '*/' -> skip ;
 // The longest match without `*/`: only wins when the comment never ends.
 UNTERMINATED_COMMENT : '/*' (~'*' | '*'+ ~[*/])* '*'* -> channel(HIDDEN) ;
 WS : [ \t\r\n\f]+ -> skip ;
-BOM : '\uFEFF' -> skip ;
 // Anything else is reported by Parser.cpp and then ignored by the parser.
 UNKNOWN_CHAR : . -> channel(HIDDEN) ;
 

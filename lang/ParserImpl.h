@@ -35,7 +35,7 @@ public:
   SourceMap(uint32_t fileId, std::string_view text);
 
   uint32_t file() const { return fileId; }
-  std::string_view source() const { return text; }
+  std::string_view source() const { return buffer; }
   size_t byteOfCodePoint(size_t cp) const;
   Loc locOfByte(size_t offset) const;
   /// Where the token starts (EOF: the end of the buffer).
@@ -45,15 +45,19 @@ public:
 
 private:
   uint32_t fileId;
-  std::string_view text;
+  std::string_view buffer;
   std::vector<size_t> lineStarts;
   // Code-point index of every multi-byte character and, in parallel, the
   // number of extra bytes up to and including it. Empty for ASCII files.
   std::vector<size_t> wideIndex, wideExtra;
+  size_t bom = 0; // bytes of a leading byte order mark
 };
 
 /// What one parse shares between the error strategy and the AST builder.
 struct Session {
+  Session(const SourceMap &map, DiagnosticEngine &diags, const ParseLimits &limits)
+      : map(map), diags(diags), limits(limits) {}
+
   const SourceMap &map;
   DiagnosticEngine &diags;
   const ParseLimits &limits;
@@ -63,6 +67,17 @@ struct Session {
 
   /// Reports an error; throws TooManyErrors past the engine's limit.
   Diagnostic &error(Loc loc, std::string message);
+  /// Reports a lexical error and remembers where, see followsLexicalError.
+  Diagnostic &lexicalError(Loc loc, std::string message);
+  /// Reports a syntax error unless it is most likely an echo of an earlier
+  /// one: an error already reported on the same line before `loc` (a bad
+  /// character, an unterminated string, or a syntax error that ANTLR's
+  /// recovery could not fully repair). Returns whether it was reported.
+  bool syntaxError(Loc loc, std::string message);
+
+private:
+  std::vector<Loc> reported; // lexical errors, in source order
+  Loc lastSyntaxError;
 };
 
 /// Replaces ANTLR's messages ("mismatched input ... expecting {...}") with

@@ -138,7 +138,7 @@ std::string badNumberMessage(std::string_view text) {
   while (i < text.size() && text[i] >= '0' && text[i] <= '9')
     ++i;
   std::string_view suffix = text.substr(i);
-  if (suffix.size() >= 2 && suffix.size() <= 4 &&
+  if (!suffix.empty() && suffix.size() <= 3 &&
       (suffix.back() == 'B' || suffix.back() == 'b'))
     return "unknown size unit " + quoted(suffix) + " in " + quoted(text) +
            " (use KB, MB, GB, TB, KiB, MiB, GiB or TiB)";

@@ -26,18 +26,21 @@ const ast::Decl *Sema::lookupGlobal(const std::string &name) const {
   return it == globals.end() ? nullptr : it->second;
 }
 
+/// Edit distance counting a swap of neighbours as one edit (`bacth`).
 static size_t editDistance(const std::string &a, const std::string &b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i)
+    d[i][0] = i;
   for (size_t j = 0; j <= b.size(); ++j)
-    prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1,
-                         prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
+    d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
+                          d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
 }
 
 std::string Sema::suggest(const std::string &name,
@@ -125,7 +128,7 @@ std::optional<program::Program> Sema::run() {
     else if (llvm::isa<ast::ModelAliasDecl>(d.get()))
       models.push_back(d.get());
   }
-  Loc fileLoc{main.fileId, 1, 1};
+  Loc fileLoc; // file-level errors: the message names the file
   auto names = [](const auto &decls) {
     std::string s;
     for (const auto *d : decls)

@@ -181,13 +181,18 @@ SValue Sema::GraphBuilder::callLayer(LayerInstance &child, const ast::CallExpr &
 bool Sema::GraphBuilder::run(const std::vector<ast::StmtPtr> &body, Scope &locals,
                              bool &returned) {
   bool ok = true;
+  bool returnedHere = false; // a `return` of this very block ran
   for (const ast::StmtPtr &stmt : body) {
     if (sema.diags.tooManyErrors())
       return false;
-    if (returned) {
+    if (returnedHere) {
       sema.error(stmt->loc, "this statement comes after 'return' and never runs");
       return false;
     }
+    // A compile-time `if` that returned: the rest is dead for this
+    // instantiation only (`if swiglu { return ... }  return ...`).
+    if (returned)
+      return ok;
     if (const auto *a = dyn_cast<ast::AssignStmt>(stmt.get())) {
       SValue v = eval(*a->value, locals);
       for (size_t i = 0; i < a->targets.size(); ++i) {
@@ -240,7 +245,7 @@ bool Sema::GraphBuilder::run(const std::vector<ast::StmtPtr> &body, Scope &local
       continue;
     }
     if (const auto *r = dyn_cast<ast::ReturnStmt>(stmt.get())) {
-      returned = true;
+      returned = returnedHere = true;
       for (const ast::ExprPtr &x : r->values) {
         SValue v = eval(*x, locals);
         if (v.kind == SValue::Kind::Tuple && r->values.size() == 1) {

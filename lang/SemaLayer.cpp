@@ -531,6 +531,14 @@ Sema::instantiate(const ast::LayerDecl &decl, const std::vector<BoundArg> &args,
       scope.names[b.name] = SValue::error();
       continue;
     }
+    if (!isLayerCall && callee && !scope.lookup(callee->name)) {
+      // `a = Linaer(dim)`: members that call something are layers.
+      std::vector<BoundArg> none;
+      resolveModel(callee->name, callee->loc, none, false);
+      ok = false;
+      scope.names[b.name] = SValue::error();
+      continue;
+    }
     if (!isLayerCall) {
       SValue v = evalConst(*value, scope);
       if (!v.isError() && v.kind != SValue::Kind::Const) {

@@ -92,8 +92,14 @@ static const char *declKind(const ast::Decl &d) {
 }
 
 std::optional<program::Program> Sema::run() {
-  // 1. Every top-level name, across all files, is unique.
-  for (const auto &file : files.files)
+  // 1. Every top-level name, across all files, is unique. Imports first, so
+  // a clash is reported in the file that redefines a name (usually the
+  // user's, shadowing the stdlib).
+  std::vector<const ast::File *> order;
+  for (size_t i = 1; i < files.files.size(); ++i)
+    order.push_back(files.files[i].get());
+  order.push_back(files.files.front().get());
+  for (const ast::File *file : order)
     for (const ast::DeclPtr &d : file->decls) {
       if (llvm::isa<ast::ImportDecl>(d.get()))
         continue;

@@ -150,6 +150,7 @@ SValue Sema::GraphBuilder::callLayer(LayerInstance &child, const ast::CallExpr &
                                      Scope &locals) {
   std::vector<ValueId> operands;
   std::vector<Sig> sigs;
+  std::vector<Loc> argLocs;
   bool ok = true;
   for (const ast::Arg &a : e.args) {
     if (!a.keyword.empty()) {
@@ -165,10 +166,11 @@ SValue Sema::GraphBuilder::callLayer(LayerInstance &child, const ast::CallExpr &
     }
     operands.push_back(v);
     sigs.push_back(sigOf(v));
+    argLocs.push_back(a.value->loc);
   }
   if (!ok)
     return SValue::error();
-  std::optional<std::vector<Sig>> outs = sema.elaborateForward(child, sigs, e.loc);
+  std::optional<std::vector<Sig>> outs = sema.elaborateForward(child, sigs, e.loc, argLocs);
   if (!outs)
     return SValue::error();
   shapes::Result r;
@@ -320,7 +322,7 @@ static std::string matchType(Sema &sema, const ast::TensorTypeExpr &t,
 
 std::optional<std::vector<Sig>>
 Sema::elaborateForward(LayerInstance &inst, const std::vector<Sig> &inputs,
-                       Loc callLoc) {
+                       Loc callLoc, const std::vector<Loc> &argLocs) {
   InstanceState &state = states[&inst];
   std::string who = "'" + inst.layerName + "'" +
                     (inst.path.empty() ? std::string() : " (as '" + inst.path + "')");
@@ -376,9 +378,15 @@ Sema::elaborateForward(LayerInstance &inst, const std::vector<Sig> &inputs,
       if (evalFailed) {
         ok = false;
       } else if (!want.empty()) {
-        error(callLoc, "input '" + in.name + "' of " + who + " is " +
-                           shapes::str(inputs[i]) + ", but forward expects " + want)
-            .note(in.loc, "'" + in.name + "' is declared here");
+        Diagnostic &d = error(callLoc, "input '" + in.name + "' of " + who + " is " +
+                                           shapes::str(inputs[i]) + ", but forward expects " +
+                                           want);
+        // Where each side came from: the argument, then the declaration.
+        if (i < argLocs.size() && argLocs[i].valid())
+          d.notes.insert(d.notes.begin(),
+                         {argLocs[i], "the argument (" + shapes::str(inputs[i]) +
+                                          ") comes from here"});
+        d.note(in.loc, "'" + in.name + "' is declared here as " + want);
         ok = false;
       }
     }

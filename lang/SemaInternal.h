@@ -163,7 +163,8 @@ public:
   /// calls must agree). Returns the output signatures, or nullopt.
   std::optional<std::vector<Sig>> elaborateForward(LayerInstance &inst,
                                                    const std::vector<Sig> &inputs,
-                                                   Loc callLoc);
+                                                   Loc callLoc,
+                                                   const std::vector<Loc> &argLocs = {});
   struct GraphBuilder;
 
   //--- Jobs and the rest (SemaJob.cpp) ------------------------------------
@@ -244,7 +245,19 @@ struct Sema::GraphBuilder {
                  const shapes::Result &rule, Loc loc,
                  std::vector<std::pair<std::string, Constant>> attrs = {}) {
     if (!rule.ok()) {
-      sema.error(loc, rule.error);
+      // Say where each operand came from: a mismatch is usually decided
+      // far from the op that detects it.
+      Diagnostic &d = sema.error(loc, rule.error);
+      size_t at = 0; // before the instantiation context
+      for (size_t i = 0; i < operands.size() && i < 4; ++i) {
+        ValueId v = operands[i];
+        if (v == kNoValue || !g.values[v].loc.valid())
+          continue;
+        d.notes.insert(d.notes.begin() + static_cast<long>(at++),
+                       {g.values[v].loc, "operand " + std::to_string(i + 1) + " (" +
+                                             shapes::str(g.values[v].sig) +
+                                             ") comes from here"});
+      }
       return SValue::error();
     }
     program::Node n;

@@ -173,7 +173,9 @@ public:
     auto fail = [&](const std::string &expected) {
       sema.error(loc, what + " expects " + expected + ", got " +
                           Sema::describe(SValue::constant(c)) +
-                          (c.kind == K::Call || c.kind == K::None ? "" : " (" + c.str() + ")"));
+                          (c.kind == K::Call || c.kind == K::None || c.kind == K::Enum
+                               ? ""
+                               : " (" + c.str() + ")"));
       return false;
     };
     auto number = [&](double &out) {

@@ -318,8 +318,14 @@ const ast::LayerDecl *Sema::resolveModel(const std::string &name, Loc loc,
           continue;
         }
         if (pos >= layer->hyperParams.size()) {
-          named.push_back(a); // bindHyperParams reports "too many"
-          continue;
+          std::vector<std::string> names;
+          for (const auto &h : layer->hyperParams)
+            names.push_back(h.name);
+          error(a.loc, "too many arguments for '" + layer->name + "': it takes " +
+                           std::to_string(names.size()) +
+                           (names.empty() ? "" : " (" + joinNames(names) + ")"))
+              .note(layer->nameLoc, "'" + layer->name + "' is declared here");
+          return nullptr;
         }
         BoundArg k = a;
         k.keyword = layer->hyperParams[pos++].name;

@@ -8,8 +8,8 @@
 // A rule takes its operands' signatures and attributes and returns either the
 // result signature(s) or an error message that names the operand and shows
 // both shapes, e.g.
-//   "linear: input's last dimension 768 does not match the weight's in
-//    dimension 512 (input [8, 256, 768], weight [2304, 512])"
+//   "linear: input's last dimension 768 does not match the weight's
+//    in-dimension 512 (input f32[8, 256, 768], weight f32[2304, 512])"
 // The caller adds the location.
 //
 //===----------------------------------------------------------------------===//

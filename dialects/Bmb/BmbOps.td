@@ -1,0 +1,15 @@
+//===- BmbOps.td - bmb operations --------------------------*- tablegen -*-===//
+//
+// The op definitions live in two files: BmbModelOps.td (model, params, layer
+// regions, jobs) and BmbTensorOps.td (the primitives on tensors).
+//
+//===----------------------------------------------------------------------===//
+#ifndef BMB_OPS_TD
+#define BMB_OPS_TD
+
+include "BmbDialect.td"
+include "BmbAttrs.td"
+include "BmbModelOps.td"
+include "BmbTensorOps.td"
+
+#endif // BMB_OPS_TD

@@ -1,0 +1,24 @@
+//===- Pipelines.h - Named bmb pass pipelines -------------------*- C++ -*-===//
+//
+// Each pipeline is built by a populate* function, so bmbc (which runs it for
+// a job) and lit (which runs it by name through bmb-opt) run the same passes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef BMB_PASSES_PIPELINES_H
+#define BMB_PASSES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::bmb {
+
+/// What runs right after MLIRGen, for every job: canonicalize (folds
+/// identity dropouts, scales, reshapes and transposes) and symbol-dce
+/// (drops private symbols nothing references).
+void populateFrontendPipeline(OpPassManager &pm);
+
+/// Registers the pipelines by name: `bmb-frontend-pipeline`.
+void registerBmbPipelines();
+
+} // namespace mlir::bmb
+
+#endif // BMB_PASSES_PIPELINES_H

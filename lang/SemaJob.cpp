@@ -188,6 +188,13 @@ public:
       return true;
     };
     double d;
+    // Real-valued settings read the same whether written 16 or 16.0.
+    if ((spec.type == VT::PosFloat || spec.type == VT::UnitFloat || spec.type == VT::Float) &&
+        c.kind == K::Int) {
+      Loc keep = c.loc;
+      c = Constant::ofFloat(static_cast<double>(c.i));
+      c.loc = keep;
+    }
     switch (spec.type) {
     case VT::PosInt:
       return c.kind == K::Int && c.i > 0 ? true : fail("a positive integer");

@@ -55,6 +55,7 @@ struct Options {
   InputLang lang = InputLang::Auto;
   std::string job, model, target, dumpIR;
   bool printPipeline = false, stats = false, help = false, version = false;
+  bool locations = false;
   std::string output = "-";
   std::vector<std::string> includeDirs;
 };
@@ -70,6 +71,8 @@ const char *kOptionHelp = R"(Options:
                         MLIRGen's output); --dump-ir=PASS after one pass
   --target=host|cuda    the target (default host)
   -x bmb|mlir           the input language (default: from the extension)
+  --locations           print source locations (loc(...)) in IR output, so IR
+                        read back with -x mlir still points at the .bmb lines
   -I DIR                also search DIR for imports
   -o FILE               write the output to FILE (default: standard output)
   --help, --version
@@ -112,6 +115,10 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       if (!flagOnly())
         return "--stats takes no value";
       o.stats = true;
+    } else if (name == "--locations") {
+      if (!flagOnly())
+        return "--locations takes no value";
+      o.locations = true;
     } else if (name == "--print-pipeline") {
       if (!flagOnly())
         return "--print-pipeline takes no value";
@@ -317,6 +324,10 @@ int bmb::driverMain(int argc, char **argv) {
       return kExitInputError;
   }
 
+  mlir::OpPrintingFlags printFlags;
+  if (opts.locations)
+    printFlags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+
   mlir::PassManager pm(&context);
   mlir::bmb::populateFrontendPipeline(pm);
 
@@ -343,7 +354,7 @@ int bmb::driverMain(int argc, char **argv) {
     }
     if (all) {
       llvm::outs() << "// -----// IR Dump After MLIRGen (bmbc) //----- //\n";
-      module->print(llvm::outs());
+      module->print(llvm::outs(), printFlags);
       llvm::outs() << "\n";
     }
     pm.enableIRPrinting(
@@ -352,7 +363,7 @@ int bmb::driverMain(int argc, char **argv) {
           return all || p->getArgument() == which;
         },
         /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
-        /*printAfterOnlyOnFailure=*/false, llvm::outs());
+        /*printAfterOnlyOnFailure=*/false, llvm::outs(), printFlags);
   }
 
   if (mlir::failed(pm.run(*module)))
@@ -370,7 +381,7 @@ int bmb::driverMain(int argc, char **argv) {
     auto out = mlir::openOutputFile(opts.output, &err);
     if (!out)
       return usage(err);
-    module->print(out->os());
+    module->print(out->os(), printFlags);
     out->os() << "\n";
     out->keep();
   }

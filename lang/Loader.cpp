@@ -61,8 +61,9 @@ public:
       : options(options), sources(sources), diags(diags) {}
 
   /// Loads `path`; `from` is the import's location (invalid for the main
-  /// file). Returns false if this file or one of its imports failed.
-  bool load(const std::string &path, Loc from) {
+  /// file). Returns false if this file or one of its imports failed. With
+  /// `text`, the file's contents are given rather than read.
+  bool load(const std::string &path, Loc from, const std::string *given = nullptr) {
     std::string canon = canonical(path);
     for (size_t i = 0; i < stack.size(); ++i) {
       if (stack[i] != canon)
@@ -84,8 +85,15 @@ public:
     done.insert(canon);
 
     std::string text;
-    if (!read(path, from, text))
+    if (given) {
+      if (given->size() > options.maxFileBytes) {
+        diags.error(from, "'" + path + "' is too large");
+        return false;
+      }
+      text = *given;
+    } else if (!read(path, from, text)) {
       return false;
+    }
     uint32_t id = sources.addBuffer(path, std::move(text));
     ParseLimits limits;
     limits.maxFileBytes = options.maxFileBytes;
@@ -204,6 +212,16 @@ std::optional<LoadedFiles> bmb::loadFiles(const std::string &path,
                                           DiagnosticEngine &diags) {
   Loader loader(options, sources, diags);
   if (!loader.load(path, Loc{}))
+    return std::nullopt;
+  return loader.take();
+}
+
+std::optional<LoadedFiles> bmb::loadSource(const std::string &path, std::string text,
+                                           const FrontendOptions &options,
+                                           SourceManager &sources,
+                                           DiagnosticEngine &diags) {
+  Loader loader(options, sources, diags);
+  if (!loader.load(path, Loc{}, &text))
     return std::nullopt;
   return loader.take();
 }

@@ -218,6 +218,23 @@ std::optional<program::Program> Sema::run() {
   // B and T are visible in every layer; a hyperparameter or member of the
   // same name shadows them.
   globalScope.names["B"] = SValue::constant(program::Constant::ofInt(batch));
+  if (seq <= 0) {
+    // T defaults to the model's context length. Its value is known before
+    // instantiation when it is passed (aliases and `for M(...)` arrive as
+    // keywords here) or declared as a literal default, so parameters may
+    // use T: `param pos: [T, dim]`.
+    for (const BoundArg &a : modelArgs)
+      if (a.keyword == "ctx" && a.value.kind == SValue::Kind::Const &&
+          a.value.c.kind == program::Constant::Kind::Int)
+        seq = a.value.c.i;
+    if (seq <= 0)
+      for (const ast::HyperParam &hp : decl->hyperParams)
+        if (hp.name == "ctx" && hp.defaultValue)
+          if (const auto *lit = dyn_cast<ast::IntExpr>(hp.defaultValue.get()))
+            seq = lit->value;
+    if (seq > 0 && prog.job)
+      prog.job->seq = seq;
+  }
   if (seq > 0)
     globalScope.names["T"] = SValue::constant(program::Constant::ofInt(seq));
   std::unique_ptr<LayerInstance> root =
@@ -240,6 +257,16 @@ std::optional<program::Program> Sema::run() {
   }
   if (job && !checkJobAgainstModel(*job, *prog.job, *root))
     return std::nullopt;
+  for (const auto &[k, v] : root->hyperParams)
+    if (k == "ctx" && v.kind == program::Constant::Kind::Int && seq > v.i) {
+      Loc where = modelLoc;
+      if (prog.job)
+        if (auto it = prog.job->settings.find("seq"); it != prog.job->settings.end())
+          where = it->second.loc;
+      error(where, "seq = " + std::to_string(seq) + " is longer than the model's context "
+                   "length ctx = " + std::to_string(v.i));
+      return std::nullopt;
+    }
 
   // The root's inputs need full shapes: they are the program's inputs.
   if (!decl->forward) {

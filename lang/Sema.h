@@ -58,6 +58,12 @@ std::optional<LoadedFiles> loadFiles(const std::string &path,
                                      SourceManager &sources,
                                      DiagnosticEngine &diags);
 
+/// Like loadFiles, for a main file already in memory (tools, fuzzers);
+/// `path` names it in diagnostics and anchors its relative imports.
+std::optional<LoadedFiles> loadSource(const std::string &path, std::string text,
+                                      const FrontendOptions &options,
+                                      SourceManager &sources, DiagnosticEngine &diags);
+
 /// Checks the loaded files and elaborates the selected job (or model).
 /// Returns nullopt after reporting errors.
 std::optional<program::Program> analyze(const LoadedFiles &files,

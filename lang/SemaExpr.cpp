@@ -3,7 +3,8 @@
 // Hyperparameters, shapes, conditions and job settings are evaluated here.
 // Integer arithmetic is checked for overflow and division by zero; `/` of
 // two integers stays an integer when it divides exactly (so `dim / heads` is
-// a dimension) and becomes a float otherwise, `//` floors.
+// a dimension) and becomes a float otherwise. (`//` starts a comment, so there
+// is no floor-division operator.)
 //
 //===----------------------------------------------------------------------===//
 #include "lang/SemaInternal.h"
@@ -160,7 +161,6 @@ SValue Sema::evalBinaryConst(const ast::BinaryExpr &e, const SValue &a,
       overflow = __builtin_mul_overflow(l, r, &out);
       break;
     case BinaryOp::Div:
-    case BinaryOp::FloorDiv:
     case BinaryOp::Mod:
       if (r == 0)
         return fail("division by zero: " + std::to_string(l) + " " + op + " 0");
@@ -203,11 +203,6 @@ SValue Sema::evalBinaryConst(const ast::BinaryExpr &e, const SValue &a,
     if (r == 0)
       return fail("division by zero");
     out = l / r;
-    break;
-  case BinaryOp::FloorDiv:
-    if (r == 0)
-      return fail("division by zero");
-    out = std::floor(l / r);
     break;
   case BinaryOp::Mod:
     if (r == 0)

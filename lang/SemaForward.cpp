@@ -66,6 +66,11 @@ SValue Sema::GraphBuilder::evalBinary(const ast::BinaryExpr &e, Scope &locals) {
   SValue b = eval(*e.rhs, locals);
   if (a.isError() || b.isError())
     return SValue::error();
+  if (a.kind == SValue::Kind::Absent || b.kind == SValue::Kind::Absent) {
+    bool left = a.kind == SValue::Kind::Absent;
+    asTensor(left ? a : b, left ? e.lhs->loc : e.rhs->loc, "an operand"); // reports why
+    return SValue::error();
+  }
   auto isTensor = [](const SValue &v) {
     return v.kind == SValue::Kind::Tensor || v.kind == SValue::Kind::Param;
   };
@@ -129,6 +134,13 @@ SValue Sema::GraphBuilder::evalCall(const ast::CallExpr &e, Scope &locals) {
       }
       return callPrimitive(name, e, locals);
     }
+  }
+  if (const auto *m = dyn_cast<ast::MemberExpr>(e.callee.get())) {
+    // Layer regions nest like the instance tree, so a layer calls only its
+    // own members; `enc.emb(x)` would skip `enc`.
+    sema.error(m->memberLoc, "'" + m->member + "' is a member of another layer; a forward "
+                             "calls only its own members (call it inside that layer's forward)");
+    return SValue::error();
   }
   SValue callee = sema.evalConst(*e.callee, locals);
   if (callee.isError())

@@ -175,6 +175,10 @@ std::optional<Sig> Sema::evalTensorType(const ast::TensorTypeExpr &t,
   bool ok = true;
   if (!t.dtype.empty()) {
     std::optional<shapes::DType> d = shapes::parseDType(t.dtype);
+    // `param g: dt[dim]` with a hyperparameter `dt: dtype`.
+    if (const SValue *v = scope.lookup(t.dtype);
+        !d && v && v->kind == SValue::Kind::Const && v->c.kind == Constant::Kind::Enum)
+      d = shapes::parseDType(v->c.s);
     if (!d) {
       error(t.dtypeLoc, "unknown element type '" + t.dtype + "' (expected " +
                             joinNames(kDTypes) + ")");
@@ -483,24 +487,47 @@ Sema::instantiate(const ast::LayerDecl &decl, const std::vector<BoundArg> &args,
     if (!define(b.name, b.loc))
       continue;
     const ast::Expr *value = b.value.get();
-    // `member = X(...) if cond`: switched off members are remembered so a
-    // use can say why it is missing.
-    if (const auto *c = dyn_cast<ast::CondExpr>(value); c && !c->elseValue) {
+    // `member = X(...) if cond [else Y(...)]`: the condition is known now, so
+    // the member is one branch. A member switched off (no else) is
+    // remembered so a use can say why it is missing.
+    bool condFailed = false, switchedOff = false;
+    while (const auto *c = dyn_cast<ast::CondExpr>(value)) {
       std::optional<bool> on = evalBool(*c->cond, scope, "the condition of a member");
       if (!on) {
-        ok = false;
-        scope.names[b.name] = SValue::error();
-        continue;
+        condFailed = true;
+        break;
       }
-      if (!*on) {
-        SValue absent;
-        absent.kind = SValue::Kind::Absent;
-        absent.path = b.name;
-        absent.loc = b.loc;
-        scope.names[b.name] = absent;
-        continue;
+      if (*on) {
+        value = c->value.get();
+      } else if (c->elseValue) {
+        value = c->elseValue.get();
+      } else {
+        switchedOff = true;
+        break;
       }
-      value = c->value.get();
+    }
+    if (condFailed) {
+      ok = false;
+      scope.names[b.name] = SValue::error();
+      continue;
+    }
+    if (switchedOff) {
+      SValue absent;
+      absent.kind = SValue::Kind::Absent;
+      absent.path = b.name;
+      absent.loc = b.loc;
+      scope.names[b.name] = absent;
+      continue;
+    }
+    if (const auto *n = dyn_cast<ast::NameExpr>(value);
+        n && !scope.lookup(n->name) && lookupGlobal(n->name) &&
+        (llvm::isa<ast::LayerDecl>(lookupGlobal(n->name)) ||
+         llvm::isa<ast::ModelAliasDecl>(lookupGlobal(n->name)))) {
+      error(n->loc, "'" + n->name + "' is a layer; write " + n->name +
+                        "(...) to instantiate it");
+      ok = false;
+      scope.names[b.name] = SValue::error();
+      continue;
     }
 
     int64_t count = 0;

@@ -21,38 +21,56 @@ namespace bmb::ast {
 
 const char *spelling(BinaryOp op) {
   switch (op) {
-  case BinaryOp::Add: return "+";
-  case BinaryOp::Sub: return "-";
-  case BinaryOp::Mul: return "*";
-  case BinaryOp::Div: return "/";
-  case BinaryOp::FloorDiv: return "//";
-  case BinaryOp::Mod: return "%";
-  case BinaryOp::Eq: return "==";
-  case BinaryOp::Ne: return "!=";
-  case BinaryOp::Lt: return "<";
-  case BinaryOp::Le: return "<=";
-  case BinaryOp::Gt: return ">";
-  case BinaryOp::Ge: return ">=";
-  case BinaryOp::And: return "and";
-  case BinaryOp::Or: return "or";
+  case BinaryOp::Add:
+    return "+";
+  case BinaryOp::Sub:
+    return "-";
+  case BinaryOp::Mul:
+    return "*";
+  case BinaryOp::Div:
+    return "/";
+  case BinaryOp::Mod:
+    return "%";
+  case BinaryOp::Eq:
+    return "==";
+  case BinaryOp::Ne:
+    return "!=";
+  case BinaryOp::Lt:
+    return "<";
+  case BinaryOp::Le:
+    return "<=";
+  case BinaryOp::Gt:
+    return ">";
+  case BinaryOp::Ge:
+    return ">=";
+  case BinaryOp::And:
+    return "and";
+  case BinaryOp::Or:
+    return "or";
   }
   return "?";
 }
 
 const char *spelling(UnaryOp op) {
   switch (op) {
-  case UnaryOp::Neg: return "-";
-  case UnaryOp::Not: return "not";
+  case UnaryOp::Neg:
+    return "-";
+  case UnaryOp::Not:
+    return "not";
   }
   return "?";
 }
 
 const char *spelling(JobKind kind) {
   switch (kind) {
-  case JobKind::Train: return "train";
-  case JobKind::Tune: return "tune";
-  case JobKind::Compress: return "compress";
-  case JobKind::Infer: return "infer";
+  case JobKind::Train:
+    return "train";
+  case JobKind::Tune:
+    return "tune";
+  case JobKind::Compress:
+    return "compress";
+  case JobKind::Infer:
+    return "infer";
   }
   return "?";
 }
@@ -87,11 +105,21 @@ void Dumper::str(const std::string &s) {
   for (char ch : s) {
     unsigned char c = static_cast<unsigned char>(ch);
     switch (c) {
-    case '"': os << "\\\""; break;
-    case '\\': os << "\\\\"; break;
-    case '\n': os << "\\n"; break;
-    case '\t': os << "\\t"; break;
-    case '\r': os << "\\r"; break;
+    case '"':
+      os << "\\\"";
+      break;
+    case '\\':
+      os << "\\\\";
+      break;
+    case '\n':
+      os << "\\n";
+      break;
+    case '\t':
+      os << "\\t";
+      break;
+    case '\r':
+      os << "\\r";
+      break;
     default:
       if (c < 0x20 || c == 0x7f)
         os << "\\u{" << hex[c >> 4] << hex[c & 15] << '}';
@@ -181,8 +209,8 @@ void Dumper::expr(const Expr *e) {
   case Expr::Kind::List:
   case Expr::Kind::Tuple: {
     bool isList = e->getKind() == Expr::Kind::List;
-    const auto &elems = isList ? llvm::cast<ListExpr>(e)->elements
-                               : llvm::cast<TupleExpr>(e)->elements;
+    const auto &elems =
+        isList ? llvm::cast<ListExpr>(e)->elements : llvm::cast<TupleExpr>(e)->elements;
     os << (isList ? "(list" : "(tuple");
     at(e->loc);
     for (const ExprPtr &x : elems) {

@@ -106,7 +106,8 @@ struct CallExpr : Expr {
   static bool classof(const Expr *e) { return e->getKind() == Kind::Call; }
 };
 
-enum class BinaryOp { Add, Sub, Mul, Div, FloorDiv, Mod, Eq, Ne, Lt, Le, Gt, Ge, And, Or };
+// No floor division: `//` starts a comment.
+enum class BinaryOp { Add, Sub, Mul, Div, Mod, Eq, Ne, Lt, Le, Gt, Ge, And, Or };
 const char *spelling(BinaryOp op);
 
 struct BinaryExpr : Expr {

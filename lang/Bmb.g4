@@ -7,37 +7,26 @@
 //  * Newlines are whitespace. Items, statements and settings need no
 //    separator because an expression can never be continued by a name: every
 //    binary operator is a symbol or `and`/`or`/`if`, and calls need `(`.
-//  * Expressions are written as explicit precedence levels with loops rather
-//    than one left-recursive rule, so that `a + a + ... + a` is a loop, not a
-//    recursion, in the generated parser. The only recursive forms are
-//    brackets, unary `-` and `not`; Parser.cpp bounds those before parsing.
+//  * Operators are one left-recursive rule, which ANTLR parses by precedence
+//    climbing: `a + a + ... + a` is a loop, not a recursion, in the generated
+//    parser. The only recursive forms are brackets and the prefix operators
+//    `-` and `not`; Parser.cpp bounds those before parsing.
 //  * `x if c else y if d else z` is a loop as well (folded to the right by the
 //    AST builder); `x = f(a)` followed by a statement `if c { ... }` is told
 //    apart from the conditional `f(a) if c` by what follows the condition.
 //  * Recipe directives have no terminator: a directive starts at a name that
-//    begins a line (or follows '{' or ';'); a bare name elsewhere is an
-//    argument of the current directive (the `newDirective` predicate).
+//    begins a line (or follows '{' or ';') and is not followed by '='; a bare
+//    name elsewhere is an argument of the current directive. Parser.cpp marks
+//    such names as VERB tokens before parsing.
 //  * Malformed tokens (unterminated strings, numbers with letters glued on)
 //    are accepted by the grammar where a string or number may stand, so that
 //    the lexical error is reported once, without a cascade of syntax errors.
 grammar Bmb;
 
-@parser::members {
-  /// True when the next token may start a recipe directive: it follows '{'
-  /// or ';', or starts a new line. A bare name continues the current
-  /// directive as an argument exactly when this is false, so the two
-  /// predicates below are complements and prediction never has to look past
-  /// the name (it would otherwise scan to the end of the recipe to find that
-  /// both readings parse).
-  bool newDirective() {
-    antlr4::Token *prev = _input->LT(-1);
-    antlr4::Token *next = _input->LT(1);
-    if (!prev || !next)
-      return true;
-    size_t t = prev->getType();
-    return t == LBRACE || t == SEMI || prev->getLine() != next->getLine();
-  }
-}
+// A name that starts a recipe directive. The lexer never makes one:
+// Parser.cpp retypes IDENT tokens before parsing (markDirectiveVerbs), so
+// every decision about where a directive ends is made on one token.
+tokens { VERB }
 
 //===----------------------------------------------------------------------===//
 // Declarations
@@ -73,7 +62,7 @@ layerItem : paramDecl | forwardDecl | binding ;
 
 // The init and the condition stop below the conditional expression so that
 // `= zeros if bias` reads as init `zeros`, condition `bias`.
-paramDecl : FROZEN? PARAM name=IDENT ':' tensorType ('=' init=orExpr)? (IF cond=orExpr)? ;
+paramDecl : FROZEN? PARAM name=IDENT ':' tensorType ('=' init=opExpr)? (IF cond=opExpr)? ;
 
 binding : name=IDENT '=' expr ;
 
@@ -114,18 +103,15 @@ label : key '=' (str | '[' (str (',' str)* ','?)? ']') ;
 recipeDecl : RECIPE name=IDENT '{' (directive | ';')* '}' ;
 
 directive
-  : {newDirective()}? verb=IDENT (FROM modelRef ('@' path=str)?)? directiveArg*
-    (ON on=expr)? directiveSetting* settingsBlock?
+  : verb=VERB (FROM modelRef ('@' path=str)?)? directiveArg* (ON on=expr)?
+    directiveSetting* settingsBlock?
   ;
 
-directiveArg : dirAtom (sep=(':' | '->') dirValue)? ;
+directiveArg : dirAtom (sep=(':' | '->') dirAtom)? ;
 
-dirAtom : {!newDirective()}? IDENT | dirLiteral ;
-
-dirValue : IDENT | dirLiteral ;
-
-dirLiteral
-  : number
+dirAtom
+  : IDENT
+  | number
   | '-' number
   | str
   | TRUE
@@ -148,43 +134,36 @@ assignStmt : IDENT (',' IDENT)* '=' expr ;
 returnStmt : RETURN expr (',' expr)* ;
 
 // `else if` is a loop, not a recursion; the AST builder nests it.
-ifStmt : IF orExpr block (ELSE IF orExpr block)* (ELSE block)? ;
+ifStmt : IF opExpr block (ELSE IF opExpr block)* (ELSE block)? ;
 
 //===----------------------------------------------------------------------===//
-// Expressions, lowest precedence first
+// Expressions
 //===----------------------------------------------------------------------===//
 
-expr : orExpr (IF orExpr ELSE orExpr)* (IF orExpr)? ;
+expr : opExpr (IF opExpr ELSE opExpr)* (IF opExpr)? ;
 
-orExpr : andExpr (OR andExpr)* ;
-
-andExpr : notExpr (AND notExpr)* ;
-
-notExpr : NOT notExpr | cmpExpr ;
-
-cmpExpr : addExpr (op=('==' | '!=' | '<' | '<=' | '>' | '>=') addExpr)* ;
-
-addExpr : mulExpr (op=('+' | '-') mulExpr)* ;
-
-mulExpr : unaryExpr (op=('*' | '/' | '%') unaryExpr)* ;
-
-unaryExpr
-  : '-' unaryExpr
-  | REPEAT '(' expr ')' layer=IDENT callArgs?
-  | postfixExpr
-  ;
-
-postfixExpr : primary (callArgs | '.' key)* ;
-
-primary
-  : number
-  | str
-  | TRUE
-  | FALSE
-  | IDENT
-  | '...'
-  | parenExpr
-  | list
+// Alternatives bind tighter the earlier they are listed. ANTLR turns this
+// left-recursive rule into precedence climbing: a chain of same-level
+// operators is a loop, and a leaf is a single context (which keeps the
+// parse tree of large inputs small).
+opExpr
+  : opExpr callArgs                                               # callExpr
+  | opExpr '.' key                                                # memberExpr
+  | '-' opExpr                                                    # negExpr
+  | opExpr op=('*' | '/' | '%') opExpr                            # binaryExpr
+  | opExpr op=('+' | '-') opExpr                                  # binaryExpr
+  | opExpr op=('==' | '!=' | '<' | '<=' | '>' | '>=') opExpr      # binaryExpr
+  | NOT opExpr                                                    # notExpr
+  | opExpr op=AND opExpr                                          # binaryExpr
+  | opExpr op=OR opExpr                                           # binaryExpr
+  | REPEAT '(' expr ')' layer=IDENT callArgs?                     # repeatExpr
+  | tok=(INT | FLOAT | SIZE | BAD_NUMBER)                         # numberExpr
+  | tok=(STRING | BAD_STRING)                                     # stringExpr
+  | tok=(TRUE | FALSE)                                            # boolExpr
+  | IDENT                                                         # nameExpr
+  | '...'                                                         # ellipsisExpr
+  | parenExpr                                                     # parensExpr
+  | list                                                          # listExpr
   ;
 
 number : INT | FLOAT | SIZE | BAD_NUMBER ;

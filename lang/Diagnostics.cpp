@@ -61,10 +61,18 @@ void DiagnosticEngine::render(Severity severity, Loc loc,
   if (!loc.valid() || loc.file >= sources.numFiles())
     return;
   std::string_view line = sources.lineText(loc.file, loc.line);
+  // A UTF-8 byte-order mark is not shown; columns count it, so the caret
+  // moves back with it.
+  size_t bom = 0;
+  if (loc.line == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") {
+    line.remove_prefix(3);
+    bom = 3;
+  }
   // Long or binary lines are clipped so a garbage file cannot flood the
   // terminal; control bytes print as spaces so the caret stays aligned.
   constexpr size_t maxWidth = 160;
   size_t col = loc.col ? loc.col - 1 : 0;
+  col = col >= bom ? col - bom : 0;
   size_t start = col > maxWidth - 20 ? col - (maxWidth - 20) : 0;
   std::string shown;
   for (size_t i = start; i < line.size() && shown.size() < maxWidth; ++i) {

@@ -29,8 +29,7 @@ namespace bmb::parser {
 // SourceMap
 //===----------------------------------------------------------------------===//
 
-SourceMap::SourceMap(uint32_t fileId, std::string_view text)
-    : fileId(fileId), buffer(text) {
+SourceMap::SourceMap(uint32_t fileId, std::string_view text) : fileId(fileId), buffer(text) {
   lineStarts.push_back(0);
   // ANTLRInputStream drops a leading UTF-8 byte order mark before decoding,
   // so its code point 0 is byte 3 then.
@@ -60,8 +59,7 @@ size_t SourceMap::byteOfCodePoint(size_t cp) const {
 
 Loc SourceMap::locOfByte(size_t offset) const {
   offset = std::min(offset, buffer.size());
-  size_t line = std::upper_bound(lineStarts.begin(), lineStarts.end(), offset) -
-                lineStarts.begin();
+  size_t line = std::upper_bound(lineStarts.begin(), lineStarts.end(), offset) - lineStarts.begin();
   return Loc{fileId, static_cast<uint32_t>(line),
              static_cast<uint32_t>(offset - lineStarts[line - 1] + 1)};
 }
@@ -76,14 +74,19 @@ Loc SourceMap::loc(const antlr4::Token *t) const {
 
 std::string_view SourceMap::text(const antlr4::Token *t) const {
   size_t start = t->getStartIndex(), stop = t->getStopIndex();
-  if (t->getType() == antlr4::Token::EOF || start == INVALID_INDEX ||
-      stop == INVALID_INDEX || stop < start)
+  if (t->getType() == antlr4::Token::EOF || start == INVALID_INDEX || stop == INVALID_INDEX ||
+      stop < start)
     return {};
   size_t b = byteOfCodePoint(start), e = byteOfCodePoint(stop + 1);
   return buffer.substr(b, e - b);
 }
 
+static bool before(const Loc &a, const Loc &b) {
+  return a.line < b.line || (a.line == b.line && a.col < b.col);
+}
+
 Diagnostic &Session::error(Loc loc, std::string message) {
+  flushBefore(loc);
   // One error past the limit is still handed to the engine, which prints
   // "too many errors" in its place; then the parse is abandoned.
   bool over = diags.tooManyErrors();
@@ -93,26 +96,39 @@ Diagnostic &Session::error(Loc loc, std::string message) {
   return d;
 }
 
-Diagnostic &Session::lexicalError(Loc loc, std::string message) {
-  Diagnostic &d = error(loc, std::move(message));
-  reported.push_back(loc);
-  return d;
+void Session::tokenError(Loc loc, std::string message, bool distorts) {
+  queued.emplace_back(loc, std::move(message));
+  if (distorts)
+    distorted.push_back(loc);
+  // Past any sensible error limit the order no longer matters: print now
+  // (which throws TooManyErrors) rather than hold a queue as big as the file.
+  if (queued.size() - nextQueued >= 1000)
+    flushTokenErrors();
 }
 
-static bool before(const Loc &a, const Loc &b) {
-  return a.line < b.line || (a.line == b.line && a.col < b.col);
+void Session::flushBefore(Loc loc) {
+  while (nextQueued < queued.size() && !before(loc, queued[nextQueued].first)) {
+    auto &[at, message] = queued[nextQueued++];
+    bool over = diags.tooManyErrors();
+    diags.error(at, std::move(message));
+    if (over)
+      throw TooManyErrors{};
+  }
 }
 
-bool Session::syntaxError(Loc loc, std::string message) {
-  // The last lexical error at or before `loc` (they were reported in order).
-  auto it = std::upper_bound(reported.begin(), reported.end(), loc, before);
-  if (it != reported.begin() && std::prev(it)->line == loc.line)
-    return false;
+bool Session::distortedBefore(Loc loc) const {
+  // The last distorting error at or before `loc`, on the same line.
+  auto it = std::upper_bound(distorted.begin(), distorted.end(), loc, before);
+  return it != distorted.begin() && std::prev(it)->line == loc.line;
+}
+
+void Session::syntaxError(Loc loc, Loc prev, std::string message) {
+  if (distortedBefore(loc) || (prev.valid() && distortedBefore(prev)))
+    return;
   if (lastSyntaxError.line == loc.line && !before(loc, lastSyntaxError))
-    return false;
+    return;
   lastSyntaxError = loc;
   error(loc, std::move(message));
-  return true;
 }
 
 //===----------------------------------------------------------------------===//
@@ -170,9 +186,18 @@ static size_t firstBadByte(std::string_view s) {
 
 static bool endsOperand(size_t type) {
   switch (type) {
-  case G::IDENT: case G::INT: case G::FLOAT: case G::SIZE: case G::BAD_NUMBER:
-  case G::STRING: case G::BAD_STRING: case G::TRUE: case G::FALSE:
-  case G::RPAREN: case G::RBRACK: case G::ELLIPSIS:
+  case G::IDENT:
+  case G::INT:
+  case G::FLOAT:
+  case G::SIZE:
+  case G::BAD_NUMBER:
+  case G::STRING:
+  case G::BAD_STRING:
+  case G::TRUE:
+  case G::FALSE:
+  case G::RPAREN:
+  case G::RBRACK:
+  case G::ELLIPSIS:
     return true;
   default:
     return false;
@@ -201,9 +226,8 @@ static std::string unknownCharMessage(std::string_view ch) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "U+%04X", static_cast<unsigned>(cp));
   // Control, format and zero-width characters would print as nothing.
-  bool invisible = cp < 0xA0 || cp == 0xAD || cp == 0xFEFF ||
-                   (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
-                   (cp >= 0x2060 && cp <= 0x2064);
+  bool invisible = cp < 0xA0 || cp == 0xAD || cp == 0xFEFF || (cp >= 0x200B && cp <= 0x200F) ||
+                   (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x2064);
   if (invisible)
     return std::string("unknown character ") + buf;
   return "unknown character " + quoted(ch) + " (" + buf + ")";
@@ -226,38 +250,38 @@ static bool checkTokens(const std::vector<antlr4::Token *> &tokens, Session &s) 
     case G::UNKNOWN_CHAR:
       // One error per run of adjacent unknown characters.
       if (lastUnknownStop == INVALID_INDEX || t->getStartIndex() != lastUnknownStop + 1)
-        s.lexicalError(map.loc(t), unknownCharMessage(text));
+        s.tokenError(map.loc(t), unknownCharMessage(text), true);
       lastUnknownStop = t->getStopIndex();
       continue;
     case G::UNTERMINATED_COMMENT:
       s.unterminatedComment = true;
-      s.lexicalError(map.loc(t), "unterminated block comment: '/*' has no matching '*/'");
+      s.tokenError(map.loc(t), "unterminated block comment: '/*' has no matching '*/'", true);
       continue;
     case G::BAD_STRING:
-      s.lexicalError(map.loc(t), "unterminated string literal");
+      s.tokenError(map.loc(t), "unterminated string literal", true);
       break;
     case G::BAD_NUMBER:
-      s.lexicalError(map.loc(t), badNumberMessage(text));
+      s.tokenError(map.loc(t), badNumberMessage(text), true);
       break;
     case G::INT: {
       int64_t v;
       std::string msg = decodeInt(text, v);
       if (!msg.empty())
-        s.error(map.loc(t), msg);
+        s.tokenError(map.loc(t), msg, false);
       break;
     }
     case G::FLOAT: {
       double v;
       std::string msg = decodeFloat(text, v);
       if (!msg.empty())
-        s.error(map.loc(t), msg);
+        s.tokenError(map.loc(t), msg, false);
       break;
     }
     case G::SIZE: {
       int64_t v;
       std::string msg = decodeSize(text, v);
       if (!msg.empty())
-        s.error(map.loc(t), msg);
+        s.tokenError(map.loc(t), msg, false);
       break;
     }
     case G::STRING: {
@@ -265,7 +289,7 @@ static bool checkTokens(const std::vector<antlr4::Token *> &tokens, Session &s) 
       size_t offset = 0;
       std::string msg = decodeString(text, v, offset);
       if (!msg.empty())
-        s.error(map.locOfByte(map.byteOfCodePoint(t->getStartIndex()) + offset), msg);
+        s.tokenError(map.locOfByte(map.byteOfCodePoint(t->getStartIndex()) + offset), msg, false);
       break;
     }
     default:
@@ -276,16 +300,20 @@ static bool checkTokens(const std::vector<antlr4::Token *> &tokens, Session &s) 
 
     const unsigned limit = s.limits.maxNesting;
     switch (type) {
-    case G::LPAREN: case G::LBRACK: case G::LBRACE:
+    case G::LPAREN:
+    case G::LBRACK:
+    case G::LBRACE:
       if (depth + 1 > limit) {
-        s.error(map.loc(t), "brackets nested too deeply (the limit is " +
-                                std::to_string(limit) + ")");
+        s.error(map.loc(t),
+                "brackets nested too deeply (the limit is " + std::to_string(limit) + ")");
         return false;
       }
       ++depth;
       unaryRuns.push_back(0);
       break;
-    case G::RPAREN: case G::RBRACK: case G::RBRACE:
+    case G::RPAREN:
+    case G::RBRACK:
+    case G::RBRACE:
       if (unaryRuns.size() > 1) {
         depth -= unaryRuns.back() + 1;
         unaryRuns.pop_back();
@@ -294,12 +322,13 @@ static bool checkTokens(const std::vector<antlr4::Token *> &tokens, Session &s) 
       depth -= unaryRuns.back();
       unaryRuns.back() = 0;
       break;
-    case G::MINUS: case G::NOT:
+    case G::MINUS:
+    case G::NOT:
       if (type == G::MINUS && endsOperand(prevType))
         break; // binary minus
       if (depth + 1 > limit) {
-        s.error(map.loc(t), "expression nested too deeply (the limit is " +
-                                std::to_string(limit) + ")");
+        s.error(map.loc(t),
+                "expression nested too deeply (the limit is " + std::to_string(limit) + ")");
         return false;
       }
       ++depth;
@@ -317,45 +346,107 @@ static bool checkTokens(const std::vector<antlr4::Token *> &tokens, Session &s) 
   return true;
 }
 
+/// Retypes the names that start recipe directives as VERB (see Bmb.g4): in
+/// a recipe body, outside any inner bracket, a name that follows the body's
+/// '{' or a ';', or that begins a line after a complete argument or value,
+/// and that is not followed by '=' (which makes it a setting name).
+static void markDirectiveVerbs(const std::vector<antlr4::Token *> &all) {
+  std::vector<antlr4::Token *> tokens;
+  tokens.reserve(all.size());
+  for (antlr4::Token *t : all)
+    if (t->getChannel() == antlr4::Token::DEFAULT_CHANNEL)
+      tokens.push_back(t);
+  size_t depth = 0; // brace depth inside the current recipe; 0: outside
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const size_t type = tokens[i]->getType();
+    if (depth == 0) {
+      // `recipe NAME {` opens a body.
+      if (type == G::LBRACE && i >= 2 && tokens[i - 2]->getType() == G::RECIPE)
+        depth = 1;
+      continue;
+    }
+    if (type == G::LBRACE || type == G::LPAREN || type == G::LBRACK) {
+      ++depth;
+      continue;
+    }
+    if (type == G::RBRACE || type == G::RPAREN || type == G::RBRACK) {
+      --depth;
+      continue;
+    }
+    if (type != G::IDENT || depth != 1)
+      continue;
+    antlr4::Token *prev = tokens[i - 1];
+    bool next = i + 1 < tokens.size() && tokens[i + 1]->getType() == G::ASSIGN;
+    bool start = prev->getType() == G::LBRACE || prev->getType() == G::SEMI ||
+                 (prev->getLine() < tokens[i]->getLine() &&
+                  (endsOperand(prev->getType()) || prev->getType() == G::RBRACE ||
+                   prev->getType() == G::VERB));
+    if (start && !next)
+      if (auto *w = dynamic_cast<antlr4::WritableToken *>(tokens[i]))
+        w->setType(G::VERB);
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // The driver
 //===----------------------------------------------------------------------===//
 
-static std::unique_ptr<ast::File> parseChecked(uint32_t fileId,
-                                               const SourceManager &sources,
-                                               DiagnosticEngine &diags,
-                                               const ParseLimits &limits) {
+static std::unique_ptr<ast::File> parseChecked(uint32_t fileId, const SourceManager &sources,
+                                               DiagnosticEngine &diags, const ParseLimits &limits) {
   const std::string &text = sources.text(fileId);
   const Loc fileStart{fileId, 1, 1};
   if (text.size() > limits.maxFileBytes) {
     diags.error(fileStart, "file is too large (" + std::to_string(text.size()) +
-                               " bytes; the limit is " +
-                               std::to_string(limits.maxFileBytes) + ")");
+                               " bytes; the limit is " + std::to_string(limits.maxFileBytes) + ")");
     return nullptr;
   }
-  SourceMap map(fileId, {});
   if (size_t bad = firstBadByte(text); bad != std::string_view::npos) {
-    diags.error(SourceMap(fileId, std::string_view(text).substr(0, bad)).locOfByte(bad),
-                "file is not UTF-8 text");
+    // Everything before the bad byte is clean, so it can be mapped.
+    SourceMap prefix(fileId, std::string_view(text).substr(0, bad));
+    diags.error(prefix.locOfByte(bad), "file is not UTF-8 text");
     return nullptr;
   }
-  map = SourceMap(fileId, text);
+  const SourceMap map(fileId, text);
   Session session{map, diags, limits};
   const unsigned errorsBefore = diags.errorCount();
 
   antlr4::ANTLRInputStream input(text);
   L lexer(&input);
   lexer.removeErrorListeners(); // UNKNOWN_CHAR matches anything: no lexer errors
-  antlr4::CommonTokenStream tokens(&lexer);
-  tokens.fill();
-  if (!checkTokens(tokens.getTokens(), session))
+  // Lex into our own list first, so that a file of a million commas stops at
+  // the token limit instead of filling memory.
+  std::vector<std::unique_ptr<antlr4::Token>> owned;
+  std::vector<antlr4::Token *> all;
+  for (;;) {
+    std::unique_ptr<antlr4::Token> t = lexer.nextToken();
+    antlr4::Token *raw = t.get();
+    owned.push_back(std::move(t));
+    all.push_back(raw);
+    if (raw->getType() == antlr4::Token::EOF)
+      break;
+    if (all.size() > limits.maxTokens) {
+      session.error(map.loc(raw), "file has too many tokens (the limit is " +
+                                      std::to_string(limits.maxTokens) + ")");
+      return nullptr;
+    }
+  }
+  if (!checkTokens(all, session)) {
+    session.flushTokenErrors();
     return nullptr;
+  }
+  markDirectiveVerbs(all);
+  antlr4::ListTokenSource source(std::move(owned));
+  antlr4::CommonTokenStream tokens(&source);
 
   G parser(&tokens);
   parser.removeErrorListeners(); // all reporting goes through ErrorStrategy
   parser.setErrorHandler(std::make_shared<ErrorStrategy>(session));
   G::FileContext *tree = parser.file();
-  if (diags.errorCount() != errorsBefore || !tree)
+  session.flushTokenErrors();
+  bool failed = session.syntaxFailed || parser.getNumberOfSyntaxErrors() != 0 || !tree;
+  if (failed && diags.errorCount() == errorsBefore)
+    session.error(fileStart, "syntax error"); // never return a tree with errors
+  if (failed || diags.errorCount() != errorsBefore)
     return nullptr;
   std::unique_ptr<ast::File> file = buildAst(tree, session);
   if (diags.errorCount() != errorsBefore)
@@ -365,10 +456,8 @@ static std::unique_ptr<ast::File> parseChecked(uint32_t fileId,
 
 } // namespace bmb::parser
 
-std::unique_ptr<bmb::ast::File> bmb::parseFile(uint32_t fileId,
-                                               const SourceManager &sources,
-                                               DiagnosticEngine &diags,
-                                               const ParseLimits &limits) {
+std::unique_ptr<bmb::ast::File> bmb::parseFile(uint32_t fileId, const SourceManager &sources,
+                                               DiagnosticEngine &diags, const ParseLimits &limits) {
   // Reporting itself may throw (std::bad_alloc); the outer catch keeps the
   // promise that nothing escapes.
   try {

@@ -23,6 +23,11 @@ namespace bmb {
 struct ParseLimits {
   /// Larger files are rejected unread.
   size_t maxFileBytes = 8u << 20;
+  /// Lexing stops with an error past this many tokens (comments and white
+  /// space do not count). Tokens and the parse tree take about 0.6 KB per
+  /// token, so this bounds the parser's memory (to about 600 MB) whatever the
+  /// bytes; a million tokens is about 4 MiB of typical source.
+  size_t maxTokens = 1000000;
   /// Nesting of '(', '[' and '{' plus runs of prefix '-' / 'not': each level
   /// is a recursion in the generated parser.
   unsigned maxNesting = 200;
@@ -36,8 +41,7 @@ struct ParseLimits {
 /// Parses the buffer `fileId` of `sources`. Reports every problem to `diags`;
 /// returns nullptr if there was any error. Never throws.
 std::unique_ptr<ast::File> parseFile(uint32_t fileId, const SourceManager &sources,
-                                     DiagnosticEngine &diags,
-                                     const ParseLimits &limits = {});
+                                     DiagnosticEngine &diags, const ParseLimits &limits = {});
 
 } // namespace bmb
 

@@ -62,10 +62,18 @@ ast::DeclPtr Builder::decl(G::DeclContext *ctx) {
   if (auto *c = ctx->jobDecl()) {
     auto d = std::make_unique<ast::JobDecl>(loc(c));
     switch (need(c->kind)->getType()) {
-    case G::TUNE: d->jobKind = ast::JobKind::Tune; break;
-    case G::COMPRESS: d->jobKind = ast::JobKind::Compress; break;
-    case G::INFER: d->jobKind = ast::JobKind::Infer; break;
-    default: d->jobKind = ast::JobKind::Train; break;
+    case G::TUNE:
+      d->jobKind = ast::JobKind::Tune;
+      break;
+    case G::COMPRESS:
+      d->jobKind = ast::JobKind::Compress;
+      break;
+    case G::INFER:
+      d->jobKind = ast::JobKind::Infer;
+      break;
+    default:
+      d->jobKind = ast::JobKind::Train;
+      break;
     }
     d->name = text(c->name);
     d->nameLoc = loc(c->name);
@@ -240,15 +248,13 @@ ast::Directive Builder::directive(G::DirectiveContext *ctx) {
     d.fromPathLoc = loc(ctx->path);
   }
   for (G::DirectiveArgContext *a : ctx->directiveArg()) {
-    G::DirAtomContext *atom = need(a->dirAtom());
-    Built first = atom->IDENT() ? dirName(atom->IDENT()) : dirLiteral(atom->dirLiteral());
+    std::vector<G::DirAtomContext *> atoms = a->dirAtom();
+    Built first = dirAtom(need(atoms.at(0)));
     if (!a->sep) {
       d.args.push_back(std::move(first.expr));
       continue;
     }
-    G::DirValueContext *value = need(a->dirValue());
-    Built second =
-        value->IDENT() ? dirName(value->IDENT()) : dirLiteral(value->dirLiteral());
+    Built second = dirAtom(need(atoms.at(1)));
     auto sep = a->sep->getType() == G::ARROW ? ast::PairSep::Arrow : ast::PairSep::Colon;
     d.args.push_back(std::make_unique<ast::PairExpr>(loc(a->sep), sep, std::move(first.expr),
                                                      std::move(second.expr)));
@@ -311,12 +317,12 @@ ast::StmtPtr Builder::ifStmt(G::IfStmtContext *ctx) {
   std::vector<Branch> branches;
   std::vector<ast::StmtPtr> elseBody;
   Token *pendingIf = nullptr;
-  G::OrExprContext *pendingCond = nullptr;
+  G::OpExprContext *pendingCond = nullptr;
   for (ParseTree *child : ctx->children) {
     if (Token *t = tokenOf(child)) {
       if (t->getType() == G::IF)
         pendingIf = t;
-    } else if (auto *c = dynamic_cast<G::OrExprContext *>(child)) {
+    } else if (auto *c = dynamic_cast<G::OpExprContext *>(child)) {
       pendingCond = c;
     } else if (auto *b = dynamic_cast<G::BlockContext *>(child)) {
       if (pendingIf) {
@@ -345,13 +351,11 @@ ast::StmtPtr Builder::ifStmt(G::IfStmtContext *ctx) {
 
 } // namespace bmb::parser
 
-std::unique_ptr<bmb::ast::File> bmb::parser::buildAst(G::FileContext *tree,
-                                                      Session &session) {
+std::unique_ptr<bmb::ast::File> bmb::parser::buildAst(G::FileContext *tree, Session &session) {
   try {
     return Builder(session).file(tree);
   } catch (const BrokenTree &) {
-    session.error(Loc{session.map.file(), 1, 1},
-                  "internal parser error: incomplete parse tree");
+    session.error(Loc{session.map.file(), 1, 1}, "internal parser error: incomplete parse tree");
     return nullptr;
   }
 }

@@ -53,8 +53,8 @@ private:
 
   ast::DeclPtr decl(G::DeclContext *ctx);
   std::unique_ptr<ast::LayerDecl> layer(ParserRuleContext *ctx, Token *name,
-                                        G::HyperParamsContext *hyper,
-                                        G::LayerBodyContext *body, bool isModel);
+                                        G::HyperParamsContext *hyper, G::LayerBodyContext *body,
+                                        bool isModel);
   ast::TensorTypeExpr tensorType(G::TensorTypeContext *ctx);
   std::unique_ptr<ast::ForwardDecl> forward(G::ForwardDeclContext *ctx);
   std::vector<ast::StmtPtr> block(G::BlockContext *ctx);
@@ -67,21 +67,15 @@ private:
   std::string str(G::StrContext *ctx);
 
   ast::ExprPtr expr(G::ExprContext *ctx) { return build(ctx).expr; }
-  ast::ExprPtr expr(G::OrExprContext *ctx) { return binary(ctx).expr; }
+  ast::ExprPtr expr(G::OpExprContext *ctx) { return op(ctx).expr; }
   Built build(G::ExprContext *ctx);
-  Built binary(ParserRuleContext *ctx);
-  Built operand(ParseTree *t);
-  Built unary(G::UnaryExprContext *ctx);
-  Built postfix(G::PostfixExprContext *ctx);
-  Built primary(G::PrimaryContext *ctx);
-  Built number(G::NumberContext *ctx);
+  Built op(G::OpExprContext *ctx);
+  Built leaf(G::OpExprContext *ctx);
+  Built number(Token *t);
+  Built paren(G::ParenExprContext *ctx);
   Built list(G::ListContext *ctx);
   Built pairOrExpr(G::ExprContext *a, Token *sep, G::ExprContext *b);
-  Built dirName(TerminalNode *name) {
-    Token *t = need(need(name)->getSymbol());
-    return {std::make_unique<ast::NameExpr>(loc(t), text(t)), 1};
-  }
-  Built dirLiteral(G::DirLiteralContext *ctx);
+  Built dirAtom(G::DirAtomContext *ctx);
   void callArgs(G::CallArgsContext *ctx, ast::CallExpr &call, unsigned &depth);
 
   Session &s;

@@ -27,9 +27,7 @@ namespace bmb::parser {
 using antlr4::Token;
 using antlr4::misc::IntervalSet;
 
-bool isErrorToken(size_t type) {
-  return type == G::BAD_STRING || type == G::BAD_NUMBER;
-}
+bool isErrorToken(size_t type) { return type == G::BAD_STRING || type == G::BAD_NUMBER; }
 
 static bool isKeyword(size_t type) { return type >= G::IMPORT && type <= G::NOT; }
 
@@ -37,8 +35,12 @@ std::string describeToken(const SourceMap &map, const Token *t) {
   if (t->getType() == Token::EOF)
     return "end of file";
   std::string_view text = map.text(t);
-  if (t->getType() == G::STRING || t->getType() == G::BAD_STRING)
-    return "string " + std::string(text.substr(0, 24)) + (text.size() > 24 ? "...\"" : "");
+  if (t->getType() == G::STRING || t->getType() == G::BAD_STRING) {
+    // quoted() cuts on a character boundary; swap its quotes for the
+    // string's own.
+    std::string q = quoted(text, 24);
+    return "string " + q.substr(1, q.size() - 2) + (text.size() > 24 ? "\"" : "");
+  }
   if (isKeyword(t->getType()))
     return "keyword " + quoted(text);
   return quoted(text);
@@ -46,30 +48,25 @@ std::string describeToken(const SourceMap &map, const Token *t) {
 
 namespace {
 
-const size_t kExprStarts[] = {G::INT,      G::FLOAT,  G::SIZE,   G::BAD_NUMBER,
-                              G::STRING,   G::BAD_STRING, G::TRUE, G::FALSE,
-                              G::IDENT,    G::ELLIPSIS, G::LPAREN, G::LBRACK,
-                              G::MINUS,    G::NOT,    G::REPEAT};
+const size_t kExprStarts[] = {G::INT,        G::FLOAT,  G::SIZE,  G::BAD_NUMBER, G::STRING,
+                              G::BAD_STRING, G::TRUE,   G::FALSE, G::IDENT,      G::ELLIPSIS,
+                              G::LPAREN,     G::LBRACK, G::MINUS, G::NOT,        G::REPEAT};
 // Keywords the grammar's `key` rule accepts as setting / argument names.
-const size_t kKeyKeywords[] = {G::IMPORT,   G::LAYER,  G::MODEL,  G::TRAIN,
-                               G::TUNE,     G::COMPRESS, G::INFER, G::TEMPLATE,
-                               G::VERBALIZER, G::RECIPE, G::PARAM, G::FROZEN,
-                               G::FORWARD,  G::FOR,    G::FROM,   G::WITH,
-                               G::ON,       G::REPEAT};
+const size_t kKeyKeywords[] = {G::IMPORT,   G::LAYER,  G::MODEL,    G::TRAIN,      G::TUNE,
+                               G::COMPRESS, G::INFER,  G::TEMPLATE, G::VERBALIZER, G::RECIPE,
+                               G::PARAM,    G::FROZEN, G::FORWARD,  G::FOR,        G::FROM,
+                               G::WITH,     G::ON,     G::REPEAT};
 // Tokens that would only continue what came before.
-const size_t kContinuations[] = {G::DOT, G::LPAREN, G::EQ,    G::NE,  G::LT,
-                                 G::LE,  G::GT,     G::GE,    G::PLUS, G::MINUS,
-                                 G::STAR, G::SLASH, G::PERCENT, G::AND, G::OR,
-                                 G::IF,  G::ELSE,   G::COLON, G::ARROW};
+const size_t kContinuations[] = {
+    G::DOT,  G::LPAREN, G::EQ,      G::NE,  G::LT, G::LE, G::GT,   G::GE,    G::PLUS, G::MINUS,
+    G::STAR, G::SLASH,  G::PERCENT, G::AND, G::OR, G::IF, G::ELSE, G::COLON, G::ARROW};
 
 /// What may come next, reduced to what a user would type.
 struct Expected {
   bool expr = false;
   bool name = false;
   std::vector<size_t> tokens; // specific tokens, in display order
-  bool has(size_t t) const {
-    return std::find(tokens.begin(), tokens.end(), t) != tokens.end();
-  }
+  bool has(size_t t) const { return std::find(tokens.begin(), tokens.end(), t) != tokens.end(); }
   bool onlyTokens(std::initializer_list<size_t> allowed) const {
     if (expr || name)
       return false;
@@ -83,23 +80,28 @@ struct Expected {
 /// Display order: keywords and openers first, separators, then closers.
 int rank(size_t t) {
   switch (t) {
-  case G::COMMA: case G::SEMI: return 2;
-  case G::RPAREN: case G::RBRACK: case G::RBRACE: return 3;
-  default: return 1;
+  case G::COMMA:
+  case G::SEMI:
+    return 2;
+  case G::RPAREN:
+  case G::RBRACK:
+  case G::RBRACE:
+    return 3;
+  default:
+    return 1;
   }
 }
 
 Expected reduce(const IntervalSet &set) {
   std::vector<size_t> all;
   for (ssize_t t : set.toList())
-    if (t >= 1 && t <= static_cast<ssize_t>(G::UNKNOWN_CHAR) &&
-        !isErrorToken(static_cast<size_t>(t)))
+    if (t >= 1 && t <= static_cast<ssize_t>(G::VERB) && !isErrorToken(static_cast<size_t>(t)))
       all.push_back(static_cast<size_t>(t));
   auto contains = [&](size_t t) { return std::find(all.begin(), all.end(), t) != all.end(); };
   auto removeAll = [&](const size_t *b, const size_t *e) {
-    all.erase(std::remove_if(all.begin(), all.end(),
-                             [&](size_t t) { return std::find(b, e, t) != e; }),
-              all.end());
+    all.erase(
+        std::remove_if(all.begin(), all.end(), [&](size_t t) { return std::find(b, e, t) != e; }),
+        all.end());
   };
   Expected ex;
   if (contains(G::INT) && contains(G::IDENT) && contains(G::LBRACK) && contains(G::MINUS)) {
@@ -121,15 +123,14 @@ Expected reduce(const IntervalSet &set) {
   // Right after an expression (binary operators are expected), drop what
   // would merely continue it when something more specific remains.
   bool afterExpr = contains(G::PLUS) && contains(G::STAR);
-  bool specific = ex.expr || ex.name ||
-                  std::any_of(all.begin(), all.end(), [](size_t t) {
-                    return std::find(std::begin(kContinuations), std::end(kContinuations),
-                                     t) == std::end(kContinuations);
+  bool specific = ex.expr || ex.name || std::any_of(all.begin(), all.end(), [](size_t t) {
+                    return std::find(std::begin(kContinuations), std::end(kContinuations), t) ==
+                           std::end(kContinuations);
                   });
   if (afterExpr && specific)
     removeAll(std::begin(kContinuations), std::end(kContinuations));
-  std::stable_sort(all.begin(), all.end(),
-                   [](size_t a, size_t b) { return rank(a) < rank(b); });
+  std::sort(all.begin(), all.end(),
+            [](size_t a, size_t b) { return rank(a) != rank(b) ? rank(a) < rank(b) : a < b; });
   ex.tokens = std::move(all);
   return ex;
 }
@@ -141,10 +142,16 @@ std::string tokenPhrase(antlr4::Parser *parser, size_t t) {
   if (!lit.empty())
     return lit; // already quoted: '('
   switch (t) {
-  case G::INT: return "an integer";
-  case G::FLOAT: return "a number";
-  case G::STRING: return "a string";
-  default: return "a name";
+  case G::INT:
+    return "an integer";
+  case G::FLOAT:
+    return "a number";
+  case G::STRING:
+    return "a string";
+  case G::VERB:
+    return "a recipe directive";
+  default:
+    return "a name";
   }
 }
 
@@ -197,7 +204,7 @@ std::string ownerName(const SourceMap &map, antlr4::ParserRuleContext *ctx) {
 struct Bracket {
   antlr4::Token *open = nullptr;
   size_t closer = 0;
-  std::string what;  // "the call", "the body of layer 'Block'"
+  std::string what;   // "the call", "the body of layer 'Block'"
   bool items = false; // a `{ ... }` list of items (settings, statements, ...)
 };
 
@@ -218,8 +225,10 @@ Bracket bracketOf(const SourceMap &map, antlr4::ParserRuleContext *ctx) {
     return {firstToken(ctx, G::LPAREN), G::RPAREN, "the result list"};
   case G::RuleTensorType:
     return {firstToken(ctx, G::LBRACK), G::RBRACK, "the shape"};
-  case G::RuleUnaryExpr:
-    return {firstToken(ctx, G::LPAREN), G::RPAREN, "'repeat('"};
+  case G::RuleOpExpr:
+    if (dynamic_cast<G::RepeatExprContext *>(ctx))
+      return {firstToken(ctx, G::LPAREN), G::RPAREN, "'repeat('"};
+    return {};
   case G::RuleLabel:
     return {firstToken(ctx, G::LBRACK), G::RBRACK, "the word list"};
   case G::RuleLayerBody: {
@@ -229,8 +238,8 @@ Bracket bracketOf(const SourceMap &map, antlr4::ParserRuleContext *ctx) {
   }
   case G::RuleBlock: {
     bool isForward = parent && parent->getRuleIndex() == G::RuleForwardDecl;
-    return {firstToken(ctx, G::LBRACE), G::RBRACE,
-            isForward ? "the body of forward" : "the block", true};
+    return {firstToken(ctx, G::LBRACE), G::RBRACE, isForward ? "the body of forward" : "the block",
+            true};
   }
   case G::RuleSettingsBlock: {
     std::string owner = ownerName(map, parent);
@@ -280,7 +289,7 @@ std::string itemMessage(size_t rule, const Expected &ex) {
       return "expected a label 'name = [\"word\", ...]' or '}'";
     break;
   case G::RuleRecipeDecl:
-    if (ex.name && ex.has(G::RBRACE))
+    if (ex.has(G::VERB) && ex.has(G::RBRACE))
       return "expected a recipe directive or '}'";
     break;
   default:
@@ -292,11 +301,30 @@ std::string itemMessage(size_t rule, const Expected &ex) {
 /// Tokens after which an expression must follow.
 bool wantsOperand(size_t t) {
   switch (t) {
-  case G::ASSIGN: case G::IF: case G::ELSE: case G::RETURN: case G::NOT:
-  case G::AND: case G::OR: case G::EQ: case G::NE: case G::LT: case G::LE:
-  case G::GT: case G::GE: case G::PLUS: case G::MINUS: case G::STAR:
-  case G::SLASH: case G::PERCENT: case G::ARROW: case G::COLON: case G::COMMA:
-  case G::LPAREN: case G::LBRACK: case G::ON:
+  case G::ASSIGN:
+  case G::IF:
+  case G::ELSE:
+  case G::RETURN:
+  case G::NOT:
+  case G::AND:
+  case G::OR:
+  case G::EQ:
+  case G::NE:
+  case G::LT:
+  case G::LE:
+  case G::GT:
+  case G::GE:
+  case G::PLUS:
+  case G::MINUS:
+  case G::STAR:
+  case G::SLASH:
+  case G::PERCENT:
+  case G::ARROW:
+  case G::COLON:
+  case G::COMMA:
+  case G::LPAREN:
+  case G::LBRACK:
+  case G::ON:
     return true;
   default:
     return false;
@@ -318,8 +346,9 @@ antlr4::Token *previousToken(antlr4::Parser *parser, antlr4::Token *t) {
 
 } // namespace
 
-void ErrorStrategy::report(antlr4::Parser *parser, Token *offending,
-                           const IntervalSet &expectedSet, bool deepFailure) {
+void ErrorStrategy::report(antlr4::Parser *parser, Token *offending, const IntervalSet &expectedSet,
+                           bool deepFailure) {
+  session.syntaxFailed = true;
   if (!offending || isErrorToken(offending->getType()))
     return; // reported when lexed
   if (offending->getType() == Token::EOF && session.unterminatedComment)
@@ -328,15 +357,16 @@ void ErrorStrategy::report(antlr4::Parser *parser, Token *offending,
   const Loc loc = map.loc(offending);
   const std::string found = describeToken(map, offending);
   Token *prev = previousToken(parser, offending);
+  const Loc prevLoc = prev ? map.loc(prev) : Loc{};
   const std::string after = prev ? " after " + describeToken(map, prev) : "";
 
   if (deepFailure) {
     // Prediction looked several tokens ahead and every alternative died at
     // `offending`: say what the previous token needed if we can tell.
     if (prev && wantsOperand(prev->getType()))
-      session.syntaxError(loc, "expected an expression, found " + found);
+      session.syntaxError(loc, prevLoc, "expected an expression, found " + found);
     else
-      session.syntaxError(loc, "unexpected " + found + after);
+      session.syntaxError(loc, prevLoc, "unexpected " + found + after);
     return;
   }
 
@@ -350,59 +380,61 @@ void ErrorStrategy::report(antlr4::Parser *parser, Token *offending,
     Bracket b = bracketOf(map, c);
     if (!b.open || !ex.has(b.closer))
       continue;
-    bool closing = b.items ? offending->getType() == Token::EOF
-                           : ex.onlyTokens({b.closer, G::COMMA, G::SEMI});
+    bool closing =
+        b.items ? offending->getType() == Token::EOF : ex.onlyTokens({b.closer, G::COMMA, G::SEMI});
     if (!closing)
       break;
     std::string closer = parser->getVocabulary().getLiteralName(b.closer);
     std::string what = ex.has(G::COMMA) && !b.items ? "',' or " + closer : closer;
-    session.syntaxError(loc, "expected " + what + " to close " + b.what + " opened at " +
-                           at(map.loc(b.open)));
+    session.syntaxError(loc, prevLoc,
+                        "expected " + what + " to close " + b.what + " opened at " +
+                            at(map.loc(b.open)));
     return;
   }
 
-  if (rule == G::RuleDirective && offending->getType() == G::IDENT) {
-    // After a directive's settings only more settings may follow on its line.
-    session.syntaxError(loc, "expected '=' after setting name " + quoted(map.text(offending)) +
-                                 ", or a new line before the next directive");
-    return;
-  }
-  if (rule == G::RuleRecipeDecl && offending->getType() == G::IDENT) {
+  if (rule == G::RuleRecipeDecl && offending->getType() == G::IDENT && prev &&
+      prev->getLine() == offending->getLine()) {
     // A name that continues a directive's line but is not an argument here.
-    session.syntaxError(loc, "a recipe directive starts on a new line or after ';': "
-                             "unexpected " + found + after);
+    session.syntaxError(loc, prevLoc,
+                        "a recipe directive starts on a new line or after ';': "
+                        "unexpected " +
+                            found + after);
     return;
   }
   if (std::string msg = itemMessage(rule, ex); !msg.empty()) {
-    session.syntaxError(loc, msg + ", found " + found);
+    session.syntaxError(loc, prevLoc, msg + ", found " + found);
     return;
   }
 
   if (rule == G::RuleAssignStmt && ex.has(G::ASSIGN) && prev) {
-    session.syntaxError(loc, "expected '=' after " + describeToken(map, prev) +
-                                 ", found " + found);
+    session.syntaxError(loc, prevLoc,
+                        "expected '=' after " + describeToken(map, prev) + ", found " + found);
     return;
   }
-  if ((rule == G::RuleResultTypes || rule == G::RuleTensorType ||
-       rule == G::RuleParamDecl || rule == G::RuleForwardInput) &&
+  if ((rule == G::RuleResultTypes || rule == G::RuleTensorType || rule == G::RuleParamDecl ||
+       rule == G::RuleForwardInput) &&
       ex.has(G::LBRACK) && ex.name) {
-    session.syntaxError(loc, "expected a tensor type such as '[B, T, dim]' or "
-                             "'i32[B, T]', found " + found);
+    session.syntaxError(loc, prevLoc,
+                        "expected a tensor type such as '[B, T, dim]' or "
+                        "'i32[B, T]', found " +
+                            found);
     return;
   }
-  if (rule == G::RuleUnaryExpr && ex.name && ex.tokens.empty()) {
-    session.syntaxError(loc, "expected a layer such as 'Block(dim, heads)' after "
-                             "'repeat(...)', found " + found);
+  if (dynamic_cast<G::RepeatExprContext *>(ctx) && ex.name && ex.tokens.empty()) {
+    session.syntaxError(loc, prevLoc,
+                        "expected a layer such as 'Block(dim, heads)' after "
+                        "'repeat(...)', found " +
+                            found);
     return;
   }
   if (ex.onlyTokens({G::ASSIGN}) && ctx && ctx->start) {
     std::string_view key = map.text(ctx->start);
     if (rule == G::RuleSetting || rule == G::RuleDirectiveSetting) {
-      session.syntaxError(loc, "expected '=' after setting name " + quoted(key));
+      session.syntaxError(loc, prevLoc, "expected '=' after setting name " + quoted(key));
       return;
     }
     if (rule == G::RuleLabel) {
-      session.syntaxError(loc, "expected '=' after label name " + quoted(key));
+      session.syntaxError(loc, prevLoc, "expected '=' after label name " + quoted(key));
       return;
     }
   }
@@ -410,10 +442,32 @@ void ErrorStrategy::report(antlr4::Parser *parser, Token *offending,
   if (ex.expr || ex.name || !ex.tokens.empty()) {
     std::string what = phrase(parser, ex);
     bool single = !ex.expr && ex.tokens.size() + (ex.name ? 1 : 0) == 1;
-    session.syntaxError(loc, "expected " + what + (single ? after : "") + ", found " + found);
+    session.syntaxError(loc, prevLoc,
+                        "expected " + what + (single ? after : "") + ", found " + found);
     return;
   }
-  session.syntaxError(loc, "unexpected " + found + after);
+  session.syntaxError(loc, prevLoc, "unexpected " + found + after);
+}
+
+void ErrorStrategy::sync(antlr4::Parser *parser) {
+  // ANTLR's default gives up the whole rule when the token at the start of a
+  // `(...)*` loop can neither start an element nor end the loop (unless
+  // deleting that one token helps), so one stray token in a body would skip
+  // the rest of the body. Skip to the next token that can start an element
+  // or end the loop instead, as ANTLR already does between iterations.
+  const antlr4::atn::ATN &atn = parser->getATN();
+  antlr4::atn::ATNState *state = atn.states[parser->getState()];
+  if (inErrorRecoveryMode(parser) ||
+      state->getStateType() != antlr4::atn::ATNState::STAR_LOOP_ENTRY)
+    return DefaultErrorStrategy::sync(parser);
+  size_t la = parser->getTokenStream()->LA(1);
+  IntervalSet next = atn.nextTokens(state);
+  if (next.contains(Token::EPSILON) || next.contains(la))
+    return;
+  if (singleTokenDeletion(parser) != nullptr)
+    return;
+  reportUnwantedToken(parser);
+  consumeUntil(parser, parser->getExpectedTokens().Or(getErrorRecoverySet(parser)));
 }
 
 void ErrorStrategy::reportNoViableAlternative(antlr4::Parser *parser,
@@ -431,12 +485,13 @@ void ErrorStrategy::reportInputMismatch(antlr4::Parser *parser,
 
 void ErrorStrategy::reportFailedPredicate(antlr4::Parser *parser,
                                           const antlr4::FailedPredicateException &e) {
-  // Prediction evaluates the grammar's only predicates (where a recipe
-  // directive starts) before choosing; should one still fail, say so plainly.
+  // The grammar has no semantic predicates; should one be added and fail,
+  // the message must still be ours.
   report(parser, e.getOffendingToken(), IntervalSet(), true);
 }
 
 void ErrorStrategy::reportUnwantedToken(antlr4::Parser *parser) {
+  session.syntaxFailed = true;
   if (inErrorRecoveryMode(parser))
     return;
   beginErrorCondition(parser);
@@ -444,6 +499,7 @@ void ErrorStrategy::reportUnwantedToken(antlr4::Parser *parser) {
 }
 
 void ErrorStrategy::reportMissingToken(antlr4::Parser *parser) {
+  session.syntaxFailed = true;
   if (inErrorRecoveryMode(parser))
     return;
   beginErrorCondition(parser);

@@ -64,19 +64,33 @@ struct Session {
   /// An unterminated block comment swallowed the rest of the file: what the
   /// parser then misses at the end is not worth a second error.
   bool unterminatedComment = false;
+  /// ANTLR found a syntax error (whether or not a message was printed for it).
+  bool syntaxFailed = false;
 
-  /// Reports an error; throws TooManyErrors past the engine's limit.
+  /// Reports an error, after any queued token error located before it;
+  /// throws TooManyErrors once past the engine's limit.
   Diagnostic &error(Loc loc, std::string message);
-  /// Reports a lexical error and remembers where, see followsLexicalError.
-  Diagnostic &lexicalError(Loc loc, std::string message);
-  /// Reports a syntax error unless it is most likely an echo of an earlier
-  /// one: an error already reported on the same line before `loc` (a bad
-  /// character, an unterminated string, or a syntax error that ANTLR's
-  /// recovery could not fully repair). Returns whether it was reported.
-  bool syntaxError(Loc loc, std::string message);
+  /// Queues an error found while scanning the tokens, so that it is printed
+  /// in source order among the syntax errors. `distorts`: the parser will
+  /// not see the text as written (an unknown character is dropped, an
+  /// unterminated string or comment swallows the line or the file), so
+  /// syntax errors right after it are most likely its echo.
+  void tokenError(Loc loc, std::string message, bool distorts);
+  /// Reports a syntax error at `loc` (`prev`: the token before it) unless it
+  /// is most likely an echo: a distorting token error precedes it on its
+  /// line or on the line of `prev`, or a syntax error was already reported
+  /// earlier on its line.
+  void syntaxError(Loc loc, Loc prev, std::string message);
+  /// Prints every queued token error.
+  void flushTokenErrors() { flushBefore(Loc{map.file(), UINT32_MAX, UINT32_MAX}); }
 
 private:
-  std::vector<Loc> reported; // lexical errors, in source order
+  void flushBefore(Loc loc);
+  bool distortedBefore(Loc loc) const;
+
+  std::vector<std::pair<Loc, std::string>> queued; // in source order
+  size_t nextQueued = 0;
+  std::vector<Loc> distorted; // in source order
   Loc lastSyntaxError;
 };
 
@@ -85,6 +99,8 @@ private:
 class ErrorStrategy : public antlr4::DefaultErrorStrategy {
 public:
   explicit ErrorStrategy(Session &session) : session(session) {}
+
+  void sync(antlr4::Parser *parser) override;
 
 protected:
   void reportNoViableAlternative(antlr4::Parser *parser,
@@ -127,8 +143,7 @@ std::string decodeSize(std::string_view text, int64_t &value);
 std::string badNumberMessage(std::string_view text);
 /// Decodes a STRING token (with its quotes). On error, `errorOffset` is the
 /// byte offset within `text` of the bad escape.
-std::string decodeString(std::string_view text, std::string &value,
-                         size_t &errorOffset);
+std::string decodeString(std::string_view text, std::string &value, size_t &errorOffset);
 /// `'text'`, cut short with "..." when long so messages stay one line.
 std::string quoted(std::string_view text, size_t maxBytes = 32);
 

@@ -41,8 +41,8 @@ std::string decodeInt(std::string_view text, int64_t &value) {
       return "invalid integer literal " + quoted(text);
     if (value > (kMaxInt - digit) / 10) {
       value = 0;
-      return "integer literal " + quoted(text) + " is too large (max " +
-             std::to_string(kMaxInt) + ")";
+      return "integer literal " + quoted(text) + " is too large (max " + std::to_string(kMaxInt) +
+             ")";
     }
     value = value * 10 + digit;
   }
@@ -70,10 +70,14 @@ struct SizeUnit {
   int64_t bytes;
 };
 constexpr SizeUnit kUnits[] = {
-    {"KiB", int64_t(1) << 10}, {"MiB", int64_t(1) << 20},
-    {"GiB", int64_t(1) << 30}, {"TiB", int64_t(1) << 40},
-    {"KB", 1000},              {"MB", 1000 * 1000},
-    {"GB", 1000 * 1000 * 1000}, {"TB", int64_t(1000) * 1000 * 1000 * 1000},
+    {"KiB", int64_t(1) << 10},
+    {"MiB", int64_t(1) << 20},
+    {"GiB", int64_t(1) << 30},
+    {"TiB", int64_t(1) << 40},
+    {"KB", 1000},
+    {"MB", 1000 * 1000},
+    {"GB", 1000 * 1000 * 1000},
+    {"TB", int64_t(1000) * 1000 * 1000 * 1000},
 };
 } // namespace
 
@@ -99,8 +103,8 @@ std::string decodeSize(std::string_view text, int64_t &value) {
     frac = number.substr(whole.size() + 1);
   while (!frac.empty() && frac.back() == '0')
     frac.remove_suffix(1);
-  const std::string tooLarge = "size literal " + quoted(text) + " is too large (max " +
-                               std::to_string(kMaxInt) + " bytes)";
+  const std::string tooLarge =
+      "size literal " + quoted(text) + " is too large (max " + std::to_string(kMaxInt) + " bytes)";
   int64_t w = 0;
   if (!decodeInt(whole, w).empty() || __builtin_mul_overflow(w, unit, &value)) {
     value = 0;
@@ -110,8 +114,8 @@ std::string decodeSize(std::string_view text, int64_t &value) {
     return {};
   int64_t f = 0, scale = 1;
   for (char c : frac) {
-    if (__builtin_mul_overflow(scale, 10, &scale) ||
-        __builtin_mul_overflow(f, 10, &f) || __builtin_add_overflow(f, c - '0', &f)) {
+    if (__builtin_mul_overflow(scale, 10, &scale) || __builtin_mul_overflow(f, 10, &f) ||
+        __builtin_add_overflow(f, c - '0', &f)) {
       value = 0;
       return "size literal " + quoted(text) + " is not a whole number of bytes";
     }
@@ -138,12 +142,10 @@ std::string badNumberMessage(std::string_view text) {
   while (i < text.size() && text[i] >= '0' && text[i] <= '9')
     ++i;
   std::string_view suffix = text.substr(i);
-  if (!suffix.empty() && suffix.size() <= 3 &&
-      (suffix.back() == 'B' || suffix.back() == 'b'))
+  if (!suffix.empty() && suffix.size() <= 3 && (suffix.back() == 'B' || suffix.back() == 'b'))
     return "unknown size unit " + quoted(suffix) + " in " + quoted(text) +
            " (use KB, MB, GB, TB, KiB, MiB, GiB or TiB)";
-  if (suffix.size() >= 1 && (suffix[0] == 'x' || suffix[0] == 'X') && i == 1 &&
-      text[0] == '0')
+  if (suffix.size() >= 1 && (suffix[0] == 'x' || suffix[0] == 'X') && i == 1 && text[0] == '0')
     return "invalid number " + quoted(text) + ": hexadecimal literals are not supported";
   return "invalid number " + quoted(text) + ": a number cannot be followed by letters";
 }
@@ -176,8 +178,7 @@ static void appendUtf8(std::string &out, uint32_t cp) {
   }
 }
 
-std::string decodeString(std::string_view text, std::string &value,
-                         size_t &errorOffset) {
+std::string decodeString(std::string_view text, std::string &value, size_t &errorOffset) {
   value.clear();
   errorOffset = 0;
   // The lexer guarantees the quotes; be defensive anyway.
@@ -194,12 +195,23 @@ std::string decodeString(std::string_view text, std::string &value,
     char e = i + 1 < end ? text[i + 1] : '\0';
     ++i;
     switch (e) {
-    case 'n': value.push_back('\n'); continue;
-    case 't': value.push_back('\t'); continue;
-    case 'r': value.push_back('\r'); continue;
-    case '"': value.push_back('"'); continue;
-    case '\\': value.push_back('\\'); continue;
-    case 'u': break;
+    case 'n':
+      value.push_back('\n');
+      continue;
+    case 't':
+      value.push_back('\t');
+      continue;
+    case 'r':
+      value.push_back('\r');
+      continue;
+    case '"':
+      value.push_back('"');
+      continue;
+    case '\\':
+      value.push_back('\\');
+      continue;
+    case 'u':
+      break;
     default: {
       errorOffset = escStart;
       // Show the whole (possibly multi-byte) character after the backslash.

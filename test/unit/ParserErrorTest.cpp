@@ -19,9 +19,7 @@ std::string firstError(const std::string &text, const ParseLimits &limits = {}) 
   Parsed p = parseText(text, limits);
   EXPECT_EQ(p.file, nullptr) << text;
   EXPECT_GE(p.errors, 1u) << text;
-  for (const char *antlr : {"mismatched input", "extraneous input", "expecting", "no viable",
-                            "missing ", "token recognition"})
-    EXPECT_EQ(p.output.find(antlr), std::string::npos) << p.output;
+  EXPECT_FALSE(hasAntlrWording(p)) << p.output;
   return p.firstError();
 }
 
@@ -55,8 +53,7 @@ TEST(ParserErrors, SettingWithoutEquals) {
   EXPECT_EQ(firstError("train t for M {\n  batch 8\n}"),
             "t.bmb:2:9: error: expected '=' after setting name 'batch'");
   EXPECT_EQ(firstError("recipe r {\n  moefy experts = 16 top 4\n}"),
-            "t.bmb:2:22: error: expected '=' after setting name 'top', or a new line "
-            "before the next directive");
+            "t.bmb:2:26: error: expected '=' after setting name 'top'");
   EXPECT_EQ(firstError("recipe r {\n  distill { kl = 1 } prune 2:4\n}"),
             "t.bmb:2:22: error: a recipe directive starts on a new line or after ';': "
             "unexpected 'prune' after '}'");
@@ -104,8 +101,7 @@ TEST(ParserErrors, ExpectedToken) {
             "t.bmb:1:19: error: expected ':' after 'w', found '['");
   EXPECT_EQ(firstError("layer for { }"),
             "t.bmb:1:7: error: expected a name after keyword 'layer', found keyword 'for'");
-  EXPECT_EQ(firstError("model M + 3"),
-            "t.bmb:1:9: error: expected '(', '{' or '=', found '+'");
+  EXPECT_EQ(firstError("model M + 3"), "t.bmb:1:9: error: expected '(', '{' or '=', found '+'");
   EXPECT_EQ(firstError("import stdlib"),
             "t.bmb:1:8: error: expected a string after keyword 'import', found 'stdlib'");
   EXPECT_EQ(firstError("template t \"x\""),
@@ -142,14 +138,14 @@ TEST(ParserErrors, StructuralChecks) {
 }
 
 TEST(ParserErrors, Lexical) {
-  EXPECT_EQ(firstError("template t = \"abc\n"),
-            "t.bmb:1:14: error: unterminated string literal");
+  EXPECT_EQ(firstError("template t = \"abc\n"), "t.bmb:1:14: error: unterminated string literal");
   EXPECT_EQ(firstError("layer A { y = a $ b }"), "t.bmb:1:17: error: unknown character '$'");
   EXPECT_EQ(firstError("# comment\n"),
             "t.bmb:1:1: error: unknown character '#' (comments start with '//')");
   EXPECT_EQ(firstError("template t = 'x'"),
             "t.bmb:1:14: error: unknown character \"'\" (strings use double quotes)");
-  EXPECT_EQ(firstError("template t = \xE2\x80\x9C" "abc\xE2\x80\x9D"),
+  EXPECT_EQ(firstError("template t = \xE2\x80\x9C"
+                       "abc\xE2\x80\x9D"),
             "t.bmb:1:14: error: unknown character '\xE2\x80\x9C' (U+201C)");
   EXPECT_EQ(firstError("layer A { y = \x01 }"), "t.bmb:1:15: error: unknown character U+0001");
   EXPECT_EQ(firstError("layer A { /* abc\n"),
@@ -169,9 +165,21 @@ TEST(ParserErrors, OneLexicalErrorDoesNotCascade) {
   // again, but later lines are.
   Parsed p = parseText("layer A { y = a $ b }\nlayer B { y = ) }\n");
   EXPECT_EQ(p.errorLines(),
-            (std::vector<std::string>{
-                "t.bmb:1:17: error: unknown character '$'",
-                "t.bmb:2:15: error: expected an expression, found ')'"}));
+            (std::vector<std::string>{"t.bmb:1:17: error: unknown character '$'",
+                                      "t.bmb:2:15: error: expected an expression, found ')'"}));
+}
+
+TEST(ParserErrors, EchoesOfADroppedCharacterAreNotReported) {
+  // `b` becomes a binding without '=' once '$' is dropped; the error that
+  // surfaces on the next line is an echo of the '$'.
+  Parsed p = parseText("layer A {\n  y = a $ b\n  z = 1\n}\n");
+  EXPECT_EQ(p.errorLines(), (std::vector<std::string>{"t.bmb:2:9: error: unknown character '$'"}));
+  // Token errors print in source order among syntax errors.
+  Parsed q = parseText("layer A { y = ) }\nlayer B { y = 1 $ }\nlayer C { y = ] }\n");
+  EXPECT_EQ(q.errorLines(),
+            (std::vector<std::string>{"t.bmb:1:15: error: expected an expression, found ')'",
+                                      "t.bmb:2:17: error: unknown character '$'",
+                                      "t.bmb:3:15: error: expected an expression, found ']'"}));
 }
 
 TEST(ParserErrors, Numbers) {

@@ -57,10 +57,8 @@ TEST(ParserRobustness, LongPrefixChains) {
   expectRejected("layer A { y = " + repeat("-", kHuge) + "x }",
                  "expression nested too deeply (the limit is 200)");
   expectRejected("layer A { y = " + repeat("- ", kHuge) + "x }", "expression nested too deeply");
-  expectRejected("layer A { y = " + repeat("not ", kHuge) + "x }",
-                 "expression nested too deeply");
-  expectRejected("layer A { y = " + repeat("not -", kHuge) + "x }",
-                 "expression nested too deeply");
+  expectRejected("layer A { y = " + repeat("not ", kHuge) + "x }", "expression nested too deeply");
+  expectRejected("layer A { y = " + repeat("not -", kHuge) + "x }", "expression nested too deeply");
 }
 
 TEST(ParserRobustness, LongBinaryAndConditionalChains) {
@@ -133,31 +131,36 @@ TEST(ParserRobustness, RandomBytes) {
 
 TEST(ParserRobustness, RandomPrintableText) {
   std::mt19937 rng(777);
-  const std::string alphabet =
-      " \n\t(){}[],:;=<>+-*/%.\"\\#$@'0123456789eEabcxyzBGi_";
+  const std::string alphabet = " \n\t(){}[],:;=<>+-*/%.\"\\#$@'0123456789eEabcxyzBGi_";
   for (int i = 0; i < 2000; ++i) {
     std::string text(rng() % 300, ' ');
     for (char &c : text)
       c = alphabet[rng() % alphabet.size()];
-    EXPECT_TRUE(consistent(parseText(text))) << text;
+    Parsed p = parseText(text);
+    EXPECT_TRUE(consistent(p)) << text;
+    EXPECT_FALSE(hasAntlrWording(p)) << p.output;
   }
 }
 
 TEST(ParserRobustness, RandomTokenSoup) {
   const std::vector<std::string> vocab = {
-      "import", "layer", "model", "train", "tune", "compress", "infer", "template",
-      "verbalizer", "recipe", "param", "frozen", "forward", "return", "if", "else", "for",
-      "from", "with", "on", "repeat", "true", "false", "and", "or", "not", "(", ")", "[", "]",
-      "{", "}", ",", ":", ";", "=", "->", "@", "...", ".", "==", "!=", "<", "<=", ">", ">=",
-      "+", "-", "*", "/", "%", "x", "B", "dim", "42", "1e-5", "6GiB", "\"s\"", "\"\\u{41}\"",
-      "\n", "i32", "Block", "//c\n", "/*c*/"};
+      "import",     "layer",  "model",       "train",  "tune",    "compress", "infer", "template",
+      "verbalizer", "recipe", "param",       "frozen", "forward", "return",   "if",    "else",
+      "for",        "from",   "with",        "on",     "repeat",  "true",     "false", "and",
+      "or",         "not",    "(",           ")",      "[",       "]",        "{",     "}",
+      ",",          ":",      ";",           "=",      "->",      "@",        "...",   ".",
+      "==",         "!=",     "<",           "<=",     ">",       ">=",       "+",     "-",
+      "*",          "/",      "%",           "x",      "B",       "dim",      "42",    "1e-5",
+      "6GiB",       "\"s\"",  "\"\\u{41}\"", "\n",     "i32",     "Block",    "//c\n", "/*c*/"};
   std::mt19937 rng(4242);
   for (int i = 0; i < 3000; ++i) {
     std::string text;
     size_t n = rng() % 80;
     for (size_t k = 0; k < n; ++k)
       text += vocab[rng() % vocab.size()] + (rng() % 3 ? " " : "");
-    EXPECT_TRUE(consistent(parseText(text))) << text;
+    Parsed p = parseText(text);
+    EXPECT_TRUE(consistent(p)) << text;
+    EXPECT_FALSE(hasAntlrWording(p)) << p.output;
   }
 }
 
@@ -192,25 +195,45 @@ TEST(ParserRobustness, MutatedShippedFiles) {
       for (int edits = 1 + rng() % 3; edits > 0 && !text.empty(); --edits) {
         size_t at = rng() % text.size();
         switch (rng() % 4) {
-        case 0: text.erase(at, 1 + rng() % 8); break;
-        case 1: text.insert(at, 1, inserts[rng() % inserts.size()]); break;
-        case 2: text[at] = static_cast<char>(rng()); break;
-        default: text.insert(at, text.substr(rng() % text.size(), rng() % 40)); break;
+        case 0:
+          text.erase(at, 1 + rng() % 8);
+          break;
+        case 1:
+          text.insert(at, 1, inserts[rng() % inserts.size()]);
+          break;
+        case 2:
+          text[at] = static_cast<char>(rng());
+          break;
+        default:
+          text.insert(at, text.substr(rng() % text.size(), rng() % 40));
+          break;
         }
       }
-      EXPECT_TRUE(consistent(parseText(text))) << rel << " mutation " << i;
+      Parsed p = parseText(text);
+      EXPECT_TRUE(consistent(p)) << rel << " mutation " << i;
+      EXPECT_FALSE(hasAntlrWording(p)) << p.output;
     }
   }
 }
 
+TEST(ParserRobustness, TokenLimit) {
+  // A file of commas stops at the token limit, not at the end of memory.
+  Parsed p = parseText(std::string(3u << 20, ','));
+  EXPECT_EQ(p.firstError(), "t.bmb:1:1000001: error: file has too many tokens "
+                            "(the limit is 1000000)");
+  ParseLimits limits;
+  limits.maxTokens = 5;
+  EXPECT_FALSE(parseText("layer A { y = 1 }", limits).file);
+  EXPECT_TRUE(parseText("layer A {} // a comment is no token", limits).file);
+}
+
 TEST(ParserRobustness, LargeValidFileIsFast) {
-  // About 4 MiB of real declarations, well under the default 8 MiB cap.
+  // About 2 MiB of real declarations (some 600k tokens).
   std::string unit = readFile(sourcePath("stdlib/nn.bmb"));
-  std::string text = repeat(unit, (4u << 20) / unit.size());
+  std::string text = repeat(unit, (2u << 20) / unit.size());
   auto start = std::chrono::steady_clock::now();
   Parsed p = parseText(text);
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_TRUE(p.file) << p.firstError();
   EXPECT_LT(seconds, 60.0); // a hang guard, not a benchmark
 }

@@ -271,10 +271,8 @@ layer M { forward(x) = x }
 }
 
 TEST(ParserAst, Precedence) {
-  EXPECT_EQ(exprDump("a + b * c"),
-            "(+ @2:7 (name a @2:5) (* @2:11 (name b @2:9) (name c @2:13)))");
-  EXPECT_EQ(exprDump("a - b - c"),
-            "(- @2:11 (- @2:7 (name a @2:5) (name b @2:9)) (name c @2:13))");
+  EXPECT_EQ(exprDump("a + b * c"), "(+ @2:7 (name a @2:5) (* @2:11 (name b @2:9) (name c @2:13)))");
+  EXPECT_EQ(exprDump("a - b - c"), "(- @2:11 (- @2:7 (name a @2:5) (name b @2:9)) (name c @2:13))");
   EXPECT_EQ(exprDump("-a * b"), "(* @2:8 (neg @2:5 (name a @2:6)) (name b @2:10))");
   EXPECT_EQ(exprDump("not a == b"), "(not @2:5 (== @2:11 (name a @2:9) (name b @2:14)))");
   EXPECT_EQ(exprDump("a or b and c"),
@@ -413,6 +411,16 @@ TEST(ParserAst, ByteColumnsWithUnicodeTabsCrlfAndBom) {
   EXPECT_EQ(q.firstError(), "t.bmb:1:22: error: unknown character '$'");
   Parsed r = parseText("\xEF\xBB\xBFlayer A { y = \xEF\xBB\xBF }");
   EXPECT_EQ(r.firstError(), "t.bmb:1:18: error: unknown character U+FEFF");
+}
+
+TEST(ParserAst, ModelAliasWithoutArguments) {
+  Parsed p = parseText("model Small = GPT2\nmodel Tiny = GPT2()\n");
+  ASSERT_TRUE(p.file) << p.output;
+  for (const ast::DeclPtr &d : p.file->decls) {
+    auto *alias = cast<ast::ModelAliasDecl>(d.get());
+    EXPECT_EQ(cast<ast::NameExpr>(alias->target->callee.get())->name, "GPT2");
+    EXPECT_TRUE(alias->target->args.empty());
+  }
 }
 
 TEST(ParserAst, DumpIsStable) {

@@ -61,8 +61,17 @@ inline std::string readFile(const std::string &path) {
 
 /// The invariant every input must satisfy: a tree and no errors, or no tree
 /// and at least one error.
-inline bool consistent(const Parsed &p) {
-  return p.file ? p.errors == 0 : p.errors > 0;
+inline bool consistent(const Parsed &p) { return p.file ? p.errors == 0 : p.errors > 0; }
+
+/// True if a message (not the echoed source lines) still uses ANTLR's own
+/// wording, which the parser's error strategy replaces everywhere.
+inline bool hasAntlrWording(const Parsed &p) {
+  for (const std::string &line : p.errorLines())
+    for (const char *antlr : {"mismatched input", "extraneous input", "expecting", "no viable",
+                              "missing ", "token recognition", "<EOF>"})
+      if (line.find(antlr) != std::string::npos)
+        return true;
+  return false;
 }
 
 } // namespace bmb::test

@@ -2,6 +2,7 @@
 #include "lang/SemaInternal.h"
 
 #include <algorithm>
+#include <functional>
 
 using namespace bmb;
 using namespace bmb::sema;
@@ -294,6 +295,31 @@ std::optional<program::Program> Sema::run() {
     return std::nullopt;
   if (!elaborateForward(*root, inputs, modelLoc) || diags.hasErrors())
     return std::nullopt;
+  // MLIRGen gives every call its own region, so a layer called k times from
+  // a layer called k times ... multiplies. Count before generating.
+  constexpr int64_t kMaxOps = 2000000;
+  std::map<const LayerInstance *, int64_t> expanded;
+  std::function<int64_t(const LayerInstance &)> count = [&](const LayerInstance &inst) {
+    auto it = expanded.find(&inst);
+    if (it != expanded.end())
+      return it->second;
+    int64_t n = 0;
+    for (const program::Node &node : inst.forward.nodes) {
+      n += 1 + (node.callee ? count(*node.callee) : 0);
+      if (n > kMaxOps)
+        break;
+    }
+    n = std::min(n, kMaxOps + 1);
+    expanded[&inst] = n;
+    return n;
+  };
+  if (count(*root) > kMaxOps) {
+    diags.error(modelLoc, "the forward of '" + modelName + "' expands to more than " +
+                              std::to_string(kMaxOps) +
+                              " ops (layers called many times from layers called many "
+                              "times)");
+    return std::nullopt;
+  }
   prog.model = std::move(root);
   return prog;
 }

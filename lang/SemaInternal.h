@@ -155,6 +155,8 @@ public:
   std::map<const LayerInstance *, InstanceState> states;
   std::vector<std::unique_ptr<LayerInstance>> graveyard; // failed instances
   std::vector<const ast::LayerDecl *> instStack;         // catches self-containment
+  static constexpr int64_t kMaxInstances = 100000;
+  int64_t instanceCount = 0;
   Scope globalScope;                                     // B and T
   int64_t batch = 1, seq = 1; // bound to B and T
 

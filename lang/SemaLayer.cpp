@@ -391,6 +391,14 @@ Sema::instantiate(const ast::LayerDecl &decl, const std::vector<BoundArg> &args,
                    std::to_string(options.maxInstantiationDepth) + " deep");
     return nullptr;
   }
+  // Wide trees multiply: ten members of ten members of ... would never
+  // finish. repeat(n) counts once, so real models stay far below this.
+  if (++instanceCount > kMaxInstances) {
+    if (instanceCount == kMaxInstances + 1)
+      error(loc, "the model has more than " + std::to_string(kMaxInstances) +
+                     " layer instances");
+    return nullptr;
+  }
   if (std::find(instStack.begin(), instStack.end(), &decl) != instStack.end()) {
     error(loc, "layer '" + decl.name + "' contains itself");
     return nullptr;

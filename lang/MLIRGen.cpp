@@ -114,30 +114,11 @@ private:
     return FileLineColLoc::get(&ctx, sources.path(l.file), l.line, l.col);
   }
 
-  Type elementType(shapes::DType t) {
-    switch (t) {
-    case shapes::DType::F32:
-      return b.getF32Type();
-    case shapes::DType::F64:
-      return b.getF64Type();
-    case shapes::DType::F16:
-      return b.getF16Type();
-    case shapes::DType::BF16:
-      return b.getBF16Type();
-    case shapes::DType::I8:
-      return b.getIntegerType(8);
-    case shapes::DType::I32:
-      return b.getIntegerType(32);
-    case shapes::DType::I64:
-      return b.getIntegerType(64);
-    }
-    return b.getF32Type();
-  }
-
+  /// The type of a value, or of a parameter stacked under `prefix` repeats.
   RankedTensorType tensorType(const shapes::Sig &s, ArrayRef<int64_t> prefix = {}) {
-    SmallVector<int64_t> shape(prefix.begin(), prefix.end());
-    shape.append(s.shape.begin(), s.shape.end());
-    return RankedTensorType::get(shape, elementType(s.dtype));
+    shapes::Sig stacked = s;
+    stacked.shape.insert(stacked.shape.begin(), prefix.begin(), prefix.end());
+    return bd::getTensorType(&ctx, stacked);
   }
 
   Attribute toAttr(const Constant &c) {

@@ -49,6 +49,14 @@ struct SValue {
     s.c = std::move(c);
     return s;
   }
+  /// A member switched off by its `if`: a use says why it is missing.
+  static SValue absent(std::string name, Loc where) {
+    SValue s;
+    s.kind = Kind::Absent;
+    s.path = std::move(name);
+    s.loc = where;
+    return s;
+  }
   static SValue tensor(ValueId v) {
     SValue s;
     s.kind = Kind::Tensor;

@@ -459,11 +459,7 @@ Sema::instantiate(const ast::LayerDecl &decl, const std::vector<BoundArg> &args,
           continue;
         }
         if (!*on) {
-          SValue absent;
-          absent.kind = SValue::Kind::Absent;
-          absent.path = p.name;
-          absent.loc = p.loc;
-          scope.names[p.name] = absent;
+          scope.names[p.name] = SValue::absent(p.name, p.loc);
           continue;
         }
       }
@@ -520,11 +516,7 @@ Sema::instantiate(const ast::LayerDecl &decl, const std::vector<BoundArg> &args,
       continue;
     }
     if (switchedOff) {
-      SValue absent;
-      absent.kind = SValue::Kind::Absent;
-      absent.path = b.name;
-      absent.loc = b.loc;
-      scope.names[b.name] = absent;
+      scope.names[b.name] = SValue::absent(b.name, b.loc);
       continue;
     }
     if (const auto *n = dyn_cast<ast::NameExpr>(value);

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Reports whether the CUDA target can be built here: nvcc, cuBLAS and NCCL
+# (paths and versions), plus whether a GPU driver is present (needed only to
+# run CUDA programs, not to build them). Always exits 0; the last line is
+#   cuda target: available
+# or
+#   cuda target: unavailable (<reason>)
+# CMake makes the same decision on its own when it configures (top-level
+# CMakeLists.txt, BMB_HAVE_CUDA); this script is for people and CI logs.
+set -uo pipefail
+
+# Candidate toolkit roots: $CUDA_HOME, $CUDA_PATH, the dir of nvcc on PATH,
+# /usr/local/cuda, then Debian's nvidia-cuda-toolkit layout (/usr).
+roots=()
+[ -n "${CUDA_HOME:-}" ] && roots+=("$CUDA_HOME")
+[ -n "${CUDA_PATH:-}" ] && roots+=("$CUDA_PATH")
+if nvcc_on_path=$(command -v nvcc 2>/dev/null); then
+  roots+=("$(cd "$(dirname "$(readlink -f "$nvcc_on_path")")/.." && pwd)")
+fi
+roots+=(/usr/local/cuda /usr)
+
+nvcc="" root=""
+for r in "${roots[@]}"; do
+  if [ -x "$r/bin/nvcc" ]; then nvcc="$r/bin/nvcc"; root="$r"; break; fi
+done
+
+# first_file NAME DIR...: the first DIR/NAME that exists.
+first_file() {
+  local name=$1 d
+  shift
+  for d in "$@"; do
+    [ -e "$d/$name" ] && { echo "$d/$name"; return 0; }
+  done
+  return 1
+}
+# header_version FILE MACRO...: joins the values of #define MACRO lines with dots.
+header_version() {
+  local file=$1 m v out=""
+  shift
+  for m in "$@"; do
+    v=$(awk -v m="$m" '$1 == "#define" && $2 == m { print $3; exit }' "$file" 2>/dev/null)
+    out="${out:+$out.}${v:-?}"
+  done
+  echo "$out"
+}
+
+libdirs=() incdirs=()
+if [ -n "$root" ]; then
+  libdirs+=("$root/lib64" "$root/lib" "$root/targets/x86_64-linux/lib")
+  incdirs+=("$root/include" "$root/targets/x86_64-linux/include")
+fi
+libdirs+=(/usr/lib/x86_64-linux-gnu /usr/local/lib /usr/lib)
+incdirs+=(/usr/include /usr/local/include)
+
+reasons=()
+
+if [ -n "$nvcc" ]; then
+  ver=$("$nvcc" --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\), V\([0-9.]*\).*/\2/p')
+  echo "nvcc:    $nvcc (${ver:-unknown version})"
+else
+  echo "nvcc:    not found (looked in \$CUDA_HOME, \$CUDA_PATH, PATH, /usr/local/cuda, /usr)"
+  reasons+=("no nvcc")
+fi
+
+cublas_lib=$(first_file libcublas.so "${libdirs[@]}")
+cublas_h=$(first_file cublas_api.h "${incdirs[@]}")
+if [ -n "$cublas_lib" ] && [ -n "$cublas_h" ]; then
+  echo "cuBLAS:  $cublas_lib ($(header_version "$cublas_h" CUBLAS_VER_MAJOR CUBLAS_VER_MINOR CUBLAS_VER_PATCH))"
+else
+  echo "cuBLAS:  not found (libcublas.so: ${cublas_lib:-missing}, cublas_api.h: ${cublas_h:-missing})"
+  reasons+=("no cuBLAS")
+fi
+
+nccl_lib=$(first_file libnccl.so "${libdirs[@]}")
+nccl_h=$(first_file nccl.h "${incdirs[@]}")
+if [ -n "$nccl_lib" ] && [ -n "$nccl_h" ]; then
+  echo "NCCL:    $nccl_lib ($(header_version "$nccl_h" NCCL_MAJOR NCCL_MINOR NCCL_PATCH))"
+else
+  echo "NCCL:    not found (libnccl.so: ${nccl_lib:-missing}, nccl.h: ${nccl_h:-missing})"
+  reasons+=("no NCCL")
+fi
+
+# The driver only matters for running CUDA programs, not for the target.
+if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+  gpus=""
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | paste -sd, -)
+  fi
+  echo "driver:  libcuda.so.1 present${gpus:+; GPUs: $gpus}"
+else
+  echo "driver:  none (CUDA programs build but report 'no driver' when run)"
+fi
+
+if [ ${#reasons[@]} -eq 0 ]; then
+  echo "cuda target: available"
+else
+  reason=$(printf '%s, ' "${reasons[@]}")
+  echo "cuda target: unavailable (${reason%, })"
+fi
+exit 0

@@ -9,7 +9,7 @@
 # log), configure, build (ninja -k 0: builds all it can), lit (test/lit via
 # lit), unit (GoogleTest suites via ctest), fuzz (ctest's fuzz-mutations:
 # mutated .bmb files through bmbc, and the harness's self-test),
-# libfuzzer-build + libfuzzer (the parser under libFuzzer and ASan for at
+# libfuzzer-build + libfuzzer (the parser and Sema under libFuzzer and ASan for at
 # most 30 s, built with clang in build-fuzz/). Each stage prints
 #   == stage: <name> ... <seconds> s <result>
 # and a summary table closes the run, then one line `N passed, N failed`

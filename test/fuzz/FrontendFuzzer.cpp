@@ -7,15 +7,16 @@
 // -rss_limit_mb catch hangs and runaway memory.
 //
 // The input runs through the stages in `runStages` in order, each on the
-// previous one's result, stopping at the first that fails. A later front-end
-// stage (Sema over the parsed file) is one more function of the same shape
-// added to that list.
+// previous one's result, stopping at the first that fails: the parser, then
+// Sema over the same text with its imports (the stdlib resolves from the
+// source tree), which selects the file's only job or model.
 //
 // Build and run: docs/building.md ("The libFuzzer front-end fuzzer").
 //
 //===----------------------------------------------------------------------===//
 #include "lang/Diagnostics.h"
 #include "lang/Parser.h"
+#include "lang/Sema.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -54,8 +55,33 @@ bool parseStage(FuzzState &s) {
   return s.file != nullptr;
 }
 
+/// Sema (lang/Sema.h): a program exactly when no error was reported. It
+/// loads the text again through loadSource so imports resolve as in bmbc.
+bool semaStage(FuzzState &s) {
+  bmb::SourceManager sources;
+  std::ostringstream messages;
+  bmb::DiagnosticEngine diags(sources, messages);
+  bmb::FrontendOptions options;
+  options.importDirs.push_back(BMB_SOURCE_DIR);
+  std::optional<bmb::LoadedFiles> files =
+      bmb::loadSource("fuzz.bmb", s.sources.text(s.fileId), options, sources, diags);
+  if (!files) {
+    if (!diags.hasErrors())
+      contractViolated("load", "failed and reported no error");
+    return false;
+  }
+  std::optional<bmb::program::Program> program =
+      bmb::analyze(*files, options, sources, diags);
+  if (!program && !diags.hasErrors())
+    contractViolated("sema", "returned no program and reported no error");
+  if (program && diags.hasErrors())
+    contractViolated("sema", "reported an error but returned a program");
+  diags.flush();
+  return program.has_value();
+}
+
 using Stage = bool (*)(FuzzState &);
-constexpr Stage runStages[] = {parseStage};
+constexpr Stage runStages[] = {parseStage, semaStage};
 
 } // namespace
 

@@ -234,6 +234,8 @@ int bmb::driverMain(int argc, char **argv) {
   }
   if (opts.input.empty())
     return usage("no input file (try: bmbc models/gpt2.bmb --job pretrain --stats)");
+  if (!opts.job.empty() && !opts.model.empty())
+    return usage("--job and --model exclude each other: a job names its model");
   if (!opts.target.empty() && opts.target != "host" && opts.target != "cuda")
     return usage("unknown target '" + opts.target + "' (expected host or cuda)");
 #ifndef BMB_HAVE_CUDA

@@ -243,6 +243,11 @@ static bool checkTokens(const std::vector<antlr4::Token *> &tokens, Session &s) 
   size_t depth = 0; // open brackets + all pending prefix operators
   size_t prevType = antlr4::Token::INVALID_TYPE;
   size_t lastUnknownStop = INVALID_INDEX;
+  // `a if c if c if c ...`: each `if` without `else` makes ANTLR look ahead
+  // to the end of the chain for a possible `else`, so the parse time grows
+  // with the square of the chain. Count the `if`s of one expression (they
+  // start over at `{`, `}`, `=`, `,` and `return`, which end expressions).
+  unsigned ifChain = 0;
   for (antlr4::Token *t : tokens) {
     const size_t type = t->getType();
     std::string_view text = map.text(t);
@@ -299,6 +304,16 @@ static bool checkTokens(const std::vector<antlr4::Token *> &tokens, Session &s) 
       continue;
 
     const unsigned limit = s.limits.maxNesting;
+    if (type == G::IF) {
+      if (++ifChain > limit) {
+        s.error(map.loc(t), "expression nested too deeply: more than " +
+                                std::to_string(limit) + " 'if's in one expression");
+        return false;
+      }
+    } else if (type == G::LBRACE || type == G::RBRACE || type == G::ASSIGN ||
+               type == G::COMMA || type == G::RETURN) {
+      ifChain = 0;
+    }
     switch (type) {
     case G::LPAREN:
     case G::LBRACK:

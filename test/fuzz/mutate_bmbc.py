@@ -371,7 +371,10 @@ BARE_ERROR_RE = re.compile(r"^error: (?P<message>.*)$", re.M)
 CRASH_MARKERS = ["LLVM ERROR", "Stack dump", "PLEASE submit a bug report",
                  "terminate called", "Assertion `", "AddressSanitizer",
                  "LeakSanitizer", "UndefinedBehaviorSanitizer", "runtime error:",
-                 "std::bad_alloc"]
+                 "std::bad_alloc",
+                 # bmbc's own words when the IR it generated does not verify:
+                 # Sema accepted what the dialect's verifiers reject.
+                 "internal error"]
 UNCHECKED_DIRS = ("/proc/", "/dev/", "/sys/")
 
 

@@ -104,7 +104,6 @@ struct Node {
 struct Graph {
   std::vector<ValueInfo> values;
   std::vector<ValueId> inputs;
-  std::vector<std::string> inputNames;
   std::vector<Node> nodes; // in execution order
   std::vector<ValueId> outputs;
 };
@@ -126,7 +125,6 @@ struct LayerInstance {
   std::vector<Param> params; // Param::name is local; the symbol is path + "." + name
   std::vector<std::unique_ptr<LayerInstance>> children;
   Graph forward;
-  bool hasForward = false;
 
   const LayerInstance *child(const std::string &n) const {
     for (const auto &c : children)

@@ -62,16 +62,6 @@ std::string Sema::suggest(const std::string &name,
   return best.empty() ? "" : " (did you mean '" + best + "'?)";
 }
 
-std::vector<std::pair<std::string, std::string>> bmb::listJobs(const LoadedFiles &files) {
-  std::vector<std::pair<std::string, std::string>> out;
-  if (files.files.empty())
-    return out;
-  for (const ast::DeclPtr &d : files.files.front()->decls)
-    if (const auto *j = dyn_cast<ast::JobDecl>(d.get()))
-      out.emplace_back(ast::spelling(j->jobKind), j->name);
-  return out;
-}
-
 static const char *declKind(const ast::Decl &d) {
   switch (d.getKind()) {
   case ast::Decl::Kind::Layer:
@@ -146,7 +136,7 @@ std::optional<program::Program> Sema::run() {
   // Every job in the main file has its settings checked, selected or not.
   std::map<const ast::JobDecl *, program::Job> checkedJobs;
   for (const ast::JobDecl *j : jobs)
-    if (std::optional<program::Job> job = checkJob(*j, false))
+    if (std::optional<program::Job> job = checkJob(*j))
       checkedJobs.emplace(j, std::move(*job));
 
   const ast::JobDecl *job = nullptr;

@@ -71,10 +71,6 @@ std::optional<program::Program> analyze(const LoadedFiles &files,
                                         const SourceManager &sources,
                                         DiagnosticEngine &diags);
 
-/// Every job declared in the main file, as (kind, name), for `--help` texts
-/// and error messages.
-std::vector<std::pair<std::string, std::string>>
-listJobs(const LoadedFiles &files);
 
 } // namespace bmb
 

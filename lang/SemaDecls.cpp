@@ -4,6 +4,7 @@
 // passes (prompt lowering, compression) give them meaning.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/Bmb/TemplateRules.h"
 #include "lang/SemaSettings.h"
 
 #include <algorithm>
@@ -17,38 +18,23 @@ using K = Constant::Kind;
 void Sema::checkTemplate(const ast::TemplateDecl &t, program::Program &p) {
   static const std::set<std::string> known = {"text_a", "text_b", "mask", "soft", "label"};
   program::Template out{t.name, t.text, {}, t.loc};
-  const std::string &s = t.text;
+  templates::Scan scan = templates::scan(t.text);
   bool ok = true;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '}') {
-      if (i + 1 < s.size() && s[i + 1] == '}') {
-        ++i;
-        continue;
-      }
-      error(t.textLoc, "template '" + t.name + "': unmatched '}' (write '}}' for a brace)");
-      ok = false;
-      break;
-    }
-    if (s[i] != '{')
-      continue;
-    if (i + 1 < s.size() && s[i + 1] == '{') {
-      ++i;
-      continue;
-    }
-    size_t close = s.find('}', i);
-    if (close == std::string::npos) {
-      error(t.textLoc, "template '" + t.name + "': '{' without a closing '}'");
-      ok = false;
-      break;
-    }
-    std::string name = s.substr(i + 1, close - i - 1);
+  for (const templates::Placeholder &ph : scan.placeholders) {
+    std::string name(ph.name);
     if (!known.count(name)) {
       error(t.textLoc, "template '" + t.name + "': unknown placeholder '{" + name +
                            "}' (expected {text_a}, {text_b}, {mask}, {soft} or {label})");
       ok = false;
     }
     out.placeholders.push_back(name);
-    i = close;
+  }
+  if (scan.error == templates::Scan::Error::UnmatchedClose) {
+    error(t.textLoc, "template '" + t.name + "': unmatched '}' (write '}}' for a brace)");
+    ok = false;
+  } else if (scan.error == templates::Scan::Error::Unclosed) {
+    error(t.textLoc, "template '" + t.name + "': '{' without a closing '}'");
+    ok = false;
   }
   if (ok && std::count(out.placeholders.begin(), out.placeholders.end(), "mask") > 1) {
     error(t.textLoc, "template '" + t.name + "' has more than one {mask}");

@@ -178,7 +178,7 @@ public:
   struct GraphBuilder;
 
   //--- Jobs and the rest (SemaJob.cpp) ------------------------------------
-  std::optional<program::Job> checkJob(const ast::JobDecl &job, bool bindShapes);
+  std::optional<program::Job> checkJob(const ast::JobDecl &job);
   void checkTemplate(const ast::TemplateDecl &t, program::Program &p);
   void checkVerbalizer(const ast::VerbalizerDecl &v, program::Program &p);
   void checkRecipe(const ast::RecipeDecl &r, program::Program &p);

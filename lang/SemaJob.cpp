@@ -61,7 +61,7 @@ std::vector<ValueSpec> jobSchema(ast::JobKind kind) {
 
 } // namespace
 
-std::optional<program::Job> Sema::checkJob(const ast::JobDecl &decl, bool) {
+std::optional<program::Job> Sema::checkJob(const ast::JobDecl &decl) {
   program::Job job;
   job.kind = static_cast<program::JobKind>(decl.jobKind);
   job.name = decl.name;

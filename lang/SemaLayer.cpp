@@ -609,7 +609,6 @@ Sema::instantiate(const ast::LayerDecl &decl, const std::vector<BoundArg> &args,
     scope.names[b.name] = v;
     inst->children.push_back(std::move(child));
   }
-  inst->hasForward = decl.forward != nullptr;
   if (!ok) {
     // Keep failed instances alive: `states` is keyed by their address.
     graveyard.push_back(std::move(inst));

@@ -62,23 +62,23 @@ else
   reasons+=("no nvcc")
 fi
 
-cublas_lib=$(first_file libcublas.so "${libdirs[@]}")
-cublas_h=$(first_file cublas_api.h "${incdirs[@]}")
-if [ -n "$cublas_lib" ] && [ -n "$cublas_h" ]; then
-  echo "cuBLAS:  $cublas_lib ($(header_version "$cublas_h" CUBLAS_VER_MAJOR CUBLAS_VER_MINOR CUBLAS_VER_PATCH))"
-else
-  echo "cuBLAS:  not found (libcublas.so: ${cublas_lib:-missing}, cublas_api.h: ${cublas_h:-missing})"
-  reasons+=("no cuBLAS")
-fi
-
-nccl_lib=$(first_file libnccl.so "${libdirs[@]}")
-nccl_h=$(first_file nccl.h "${incdirs[@]}")
-if [ -n "$nccl_lib" ] && [ -n "$nccl_h" ]; then
-  echo "NCCL:    $nccl_lib ($(header_version "$nccl_h" NCCL_MAJOR NCCL_MINOR NCCL_PATCH))"
-else
-  echo "NCCL:    not found (libnccl.so: ${nccl_lib:-missing}, nccl.h: ${nccl_h:-missing})"
-  reasons+=("no NCCL")
-fi
+# check_lib LABEL LIB HEADER MACRO...: reports LIB and HEADER with the
+# version the header's MACROs spell, or what is missing.
+check_lib() {
+  local label=$1 lib_name=$2 h_name=$3 lib h
+  shift 3
+  lib=$(first_file "$lib_name" "${libdirs[@]}")
+  h=$(first_file "$h_name" "${incdirs[@]}")
+  if [ -n "$lib" ] && [ -n "$h" ]; then
+    printf '%-9s%s (%s)\n' "$label:" "$lib" "$(header_version "$h" "$@")"
+  else
+    printf '%-9snot found (%s: %s, %s: %s)\n' "$label:" "$lib_name" "${lib:-missing}" \
+      "$h_name" "${h:-missing}"
+    reasons+=("no $label")
+  fi
+}
+check_lib cuBLAS libcublas.so cublas_api.h CUBLAS_VER_MAJOR CUBLAS_VER_MINOR CUBLAS_VER_PATCH
+check_lib NCCL libnccl.so nccl.h NCCL_MAJOR NCCL_MINOR NCCL_PATCH
 
 # The driver only matters for running CUDA programs, not for the target.
 if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then

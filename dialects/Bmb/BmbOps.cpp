@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Bmb/BmbOps.h"
+#include "dialects/Bmb/TemplateRules.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -18,6 +19,7 @@
 
 using namespace mlir;
 using namespace mlir::bmb;
+namespace templates = ::bmb::templates;
 
 //===----------------------------------------------------------------------===//
 // Types <-> signatures
@@ -375,50 +377,26 @@ LogicalResult JobOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return success();
 }
 
-/// Scans `{name}` placeholders; `{{` and `}}` are literal braces. Returns
-/// the names, or the offset of the first malformed brace.
-static FailureOr<SmallVector<StringRef>> scanPlaceholders(StringRef text,
-                                                          size_t &errorAt) {
+SmallVector<StringRef> TemplateOp::getPlaceholders() {
+  templates::Scan scan = templates::scan(getText());
   SmallVector<StringRef> names;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if ((c == '{' || c == '}') && i + 1 < text.size() && text[i + 1] == c) {
-      ++i;
-      continue;
-    }
-    if (c == '}') {
-      errorAt = i;
-      return failure();
-    }
-    if (c != '{')
-      continue;
-    size_t end = text.find('}', i);
-    StringRef name = end == StringRef::npos ? "" : text.slice(i + 1, end);
-    bool ok = !name.empty() && !llvm::isDigit(name.front()) &&
-              llvm::all_of(
-                  name, [](char ch) { return llvm::isAlnum(ch) || ch == '_'; });
-    if (!ok) {
-      errorAt = i;
-      return failure();
-    }
-    names.push_back(name);
-    i = end;
-  }
+  if (scan.error == templates::Scan::Error::None)
+    for (const templates::Placeholder &p : scan.placeholders)
+      names.push_back(StringRef(p.name.data(), p.name.size()));
   return names;
 }
 
-SmallVector<StringRef> TemplateOp::getPlaceholders() {
-  size_t errorAt = 0;
-  FailureOr<SmallVector<StringRef>> names =
-      scanPlaceholders(getText(), errorAt);
-  return succeeded(names) ? *names : SmallVector<StringRef>();
-}
-
 LogicalResult TemplateOp::verify() {
-  size_t errorAt = 0;
-  if (failed(scanPlaceholders(getText(), errorAt)))
+  templates::Scan scan = templates::scan(getText());
+  std::optional<size_t> errorAt;
+  if (scan.error != templates::Scan::Error::None)
+    errorAt = scan.errorOffset;
+  for (const templates::Placeholder &p : scan.placeholders)
+    if (!errorAt && !templates::isPlaceholderName(p.name))
+      errorAt = p.offset;
+  if (errorAt)
     return emitOpError("malformed placeholder at offset ")
-           << errorAt << " of \"" << getText()
+           << *errorAt << " of \"" << getText()
            << "\": write {name} with a name of letters, digits and _, and "
               "{{ or }} for a literal brace";
   return success();

@@ -206,6 +206,16 @@ Result norm(const char *op, const Sig &x, const Sig &w, const Sig *b,
   return Result::of(x);
 }
 
+/// `role` is [B, T, heads * head_dim]: its last dimension splits into
+/// `heads` (already checked positive) equal heads.
+std::string needHeadSplit(const char *op, const char *role, const Sig &x,
+                          int64_t heads) {
+  if (x.shape[2] % heads == 0)
+    return "";
+  return std::string(op) + ": " + role + "'s last dimension " + num(x.shape[2]) +
+         " is not divisible by heads " + num(heads) + paren(arg(role, x));
+}
+
 } // namespace
 
 Result embedding(const Sig &ids, const Sig &w) {
@@ -272,10 +282,8 @@ Result attention(const Sig &q, const Sig &k, const Sig &v, const Sig *mask,
            needSameDType(op, "key", k, "value", v)});
       !r.ok())
     return r;
-  if (q.shape[2] % heads != 0)
-    return fail(op, "query's last dimension " + num(q.shape[2]) +
-                        " is not divisible by heads " + num(heads) +
-                        paren(arg("query", q)));
+  if (std::string e = needHeadSplit(op, "query", q, heads); !e.empty())
+    return Result::fail(e);
   int64_t headDim = q.shape[2] / heads;
   if (k.shape[0] != q.shape[0])
     return fail(op, "key's batch dimension " + num(k.shape[0]) +
@@ -313,10 +321,8 @@ Result rotary(const Sig &x, const Sig &positions, int64_t heads) {
                       needInteger(op, "positions", positions)});
       !r.ok())
     return r;
-  if (x.shape[2] % heads != 0)
-    return fail(op, "input's last dimension " + num(x.shape[2]) +
-                        " is not divisible by heads " + num(heads) +
-                        paren(arg("input", x)));
+  if (std::string e = needHeadSplit(op, "input", x, heads); !e.empty())
+    return Result::fail(e);
   int64_t headDim = x.shape[2] / heads;
   if (headDim % 2 != 0)
     return fail(op, "head_dim " + num(headDim) + " must be even (input " +

@@ -29,7 +29,10 @@ fi
 
 heading "2/5 build bmbc ($BMB_BUILD_DIR)"
 bmb_configure || exit 1
-if ! ninja -C "$BMB_BUILD_DIR" -t targets all 2>/dev/null | grep -q '^bmbc:'; then
+# Captured first: under pipefail, `ninja ... | grep -q` fails when grep's
+# early exit kills ninja with SIGPIPE.
+targets=$(ninja -C "$BMB_BUILD_DIR" -t targets all 2>/dev/null)
+if ! grep -q '^bmbc:' <<<"$targets"; then
   echo "demo: error: this checkout does not build bmbc yet (no 'bmbc' target)" >&2
   exit 1
 fi

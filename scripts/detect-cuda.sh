@@ -81,7 +81,9 @@ check_lib cuBLAS libcublas.so cublas_api.h CUBLAS_VER_MAJOR CUBLAS_VER_MINOR CUB
 check_lib NCCL libnccl.so nccl.h NCCL_MAJOR NCCL_MINOR NCCL_PATCH
 
 # The driver only matters for running CUDA programs, not for the target.
-if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+# Captured first: under pipefail, grep -q's early exit would fail the pipe.
+ldcache=$(ldconfig -p 2>/dev/null)
+if grep -q 'libcuda\.so\.1 ' <<<"$ldcache"; then
   gpus=""
   if command -v nvidia-smi >/dev/null 2>&1; then
     gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | paste -sd, -)

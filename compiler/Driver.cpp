@@ -9,7 +9,11 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver.h"
 
+#include "compiler/BuildExecutable.h"
+#include "compiler/EmitProgram.h"
 #include "dialects/Bmb/BmbDialect.h"
+#include "dialects/Bmb/BmbOps.h"
+#include "dialects/BmbExec/BmbExecOps.h"
 #include "lang/AST.h"
 #include "lang/MLIRGen.h"
 #include "lang/Sema.h"
@@ -43,7 +47,7 @@ using namespace bmb;
 
 namespace {
 
-enum class Emit { None, AST, MLIR, CUDA };
+enum class Emit { None, AST, BMB, MLIR, CUDA };
 enum class InputLang { Auto, Bmb, MLIR };
 
 /// The command line. bmbc parses it itself: libLLVM's global options (it
@@ -63,8 +67,11 @@ struct Options {
 const char *kOptionHelp = R"(Options:
   --job NAME            the job to compile (default: the file's only job)
   --model NAME          with no job: the model to compile (B = 1, T = ctx)
-  --emit=ast|mlir|cuda  print the syntax tree, the IR after the pipeline, or
-                        the CUDA C++ source (not implemented yet)
+  --emit=KIND           print instead of building an executable: ast (the
+                        syntax tree), bmb (the model graph after the front
+                        end), mlir (the IR after the job's whole pipeline:
+                        the execution plan for an infer job) or cuda (the one
+                        CUDA C++ source that the executable is built from)
   --stats               print the parameter and memory table
   --print-pipeline      list the passes that run for the job
   --dump-ir=after-all   print the IR after every pass (the first dump is
@@ -125,15 +132,17 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       o.printPipeline = true;
     } else if (name == "--emit") {
       if (!takeValue())
-        return "--emit needs a value (ast, mlir or cuda)";
+        return "--emit needs a value (ast, bmb, mlir or cuda)";
       if (value == "ast")
         o.emit = Emit::AST;
       else if (value == "mlir")
         o.emit = Emit::MLIR;
+      else if (value == "bmb")
+        o.emit = Emit::BMB;
       else if (value == "cuda")
         o.emit = Emit::CUDA;
       else
-        return "unknown --emit value '" + value + "' (expected ast, mlir or cuda)";
+        return "unknown --emit value '" + value + "' (expected ast, bmb, mlir or cuda)";
     } else if (name == "--job" || name == "--model" || name == "--target" ||
                name == "--dump-ir") {
       if (!takeValue() || value.empty())
@@ -173,9 +182,12 @@ const char *kOverview = R"(bmbc: the bmb compiler
   bmbc FILE.bmb [--job NAME] [options]
 
 Compiles a bmb file: checks it, builds the job's model as bmb IR and runs the
-job's pass pipeline. --emit=mlir prints the IR; --stats prints the parameter
-and memory table; --dump-ir=after-all prints the IR after every pass.
-Building executables (-o without --emit) comes with the host backend.
+job's pass pipeline. For an infer job, -o EXE builds a standalone executable
+(prefill + decode entry points, checkpoint loading, tokenizer, sampling);
+--emit=cuda prints its source, --emit=mlir the execution plan, --emit=bmb the
+model graph; --stats prints the parameter and memory table; --dump-ir=after-all
+prints the IR after every pass. Train, tune and compress jobs stop after the
+front end until autodiff exists.
 
 Imports are searched next to the importing file, then in -I directories,
 then in the standard library's root (stdlib/nn.bmb is found from anywhere).
@@ -245,18 +257,13 @@ int bmb::driverMain(int argc, char **argv) {
     return kExitUsageError;
   }
 #endif
-  if (opts.emit == Emit::CUDA) {
-    llvm::errs() << "bmbc: error: --emit=cuda is not implemented yet (emission comes "
-                    "with the host backend)\n";
+  if (opts.target == "cuda" && (opts.emit == Emit::CUDA || opts.emit == Emit::None)) {
+    llvm::errs() << "bmbc: error: the cuda target's runtime backend is not implemented yet "
+                    "(the host target builds and runs the same source)\n";
     return kExitNotImplemented;
   }
   bool wantsExecutable = opts.emit == Emit::None && opts.output != "-" &&
                          !opts.stats && !opts.printPipeline && opts.dumpIR.empty();
-  if (wantsExecutable) {
-    llvm::errs() << "bmbc: error: building executables is not implemented yet; use "
-                    "--emit=mlir -o FILE for the IR\n";
-    return kExitNotImplemented;
-  }
 
   InputLang lang = opts.lang;
   if (lang == InputLang::Auto)
@@ -265,11 +272,16 @@ int bmb::driverMain(int argc, char **argv) {
     return usage("--emit=ast needs a .bmb input");
 
   mlir::DialectRegistry registry;
-  registry.insert<mlir::bmb::BmbDialect, mlir::func::FuncDialect>();
+  registry.insert<mlir::bmb::BmbDialect, mlir::bmb::exec::BmbExecDialect,
+                  mlir::func::FuncDialect, mlir::scf::SCFDialect, mlir::arith::ArithDialect,
+                  mlir::math::MathDialect, mlir::memref::MemRefDialect>();
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
   // IR printing of the whole module after each pass needs one thread.
   context.disableMultithreading();
+  // Errors point at the user's line; the failing op's generic form helps
+  // nobody who wrote a .bmb file.
+  context.printOpOnDiagnostic(false);
 
   // MLIR diagnostics (verifier, passes) print with the source line, so the
   // llvm::SourceMgr gets every file the front end read.
@@ -309,7 +321,22 @@ int bmb::driverMain(int argc, char **argv) {
       llvmSources.AddNewSourceBuffer(
           llvm::MemoryBuffer::getMemBufferCopy(sources.text(i), sources.path(i)),
           llvm::SMLoc());
-    module = mlirGen(context, *prog, sources);
+    // An infer job has two entry points (DESIGN decision 1): prefill at
+    // T = ctx (the capacity; the prompt length is a run-time value) and
+    // decode at T = 1, elaborated from the same forward.
+    bool infer = prog->job && prog->job->kind == program::JobKind::Infer;
+    module = mlirGen(context, *prog, sources, infer ? "prefill" : "forward");
+    if (module && infer) {
+      FrontendOptions decodeOpts = fopts;
+      decodeOpts.seqOverride = 1;
+      DiagnosticEngine decodeDiags(sources, std::cerr);
+      std::optional<program::Program> decode = analyze(*files, decodeOpts, sources, decodeDiags);
+      decodeDiags.flush();
+      if (!decode)
+        return kExitInputError;
+      if (mlir::failed(addEntry(*module, *decode, sources, "decode")))
+        module = nullptr;
+    }
     if (!module) {
       llvm::errs() << "bmbc: internal error: the generated IR does not verify "
                       "(please report this with the input file)\n";
@@ -330,8 +357,26 @@ int bmb::driverMain(int argc, char **argv) {
   if (opts.locations)
     printFlags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
 
+  // The job decides the pipeline: an infer job (or IR already on its way to
+  // an execution plan) runs the infer pipeline; every other job stops after
+  // the front end until autodiff exists.
+  bool inferJob = false;
+  for (auto job : module->getOps<mlir::bmb::JobOp>())
+    inferJob |= job.getKind() == mlir::bmb::JobKind::Infer;
+  for (auto program : module->getOps<mlir::bmb::exec::ProgramOp>()) {
+    (void)program;
+    inferJob = true;
+  }
+  if ((opts.emit == Emit::CUDA || wantsExecutable) && !inferJob) {
+    llvm::errs() << "bmbc: error: only infer jobs build executables so far; training, "
+                    "tuning and compression executables come with autodiff\n";
+    return kExitNotImplemented;
+  }
   mlir::PassManager pm(&context);
-  mlir::bmb::populateFrontendPipeline(pm);
+  if (inferJob && opts.emit != Emit::BMB)
+    mlir::bmb::populateInferPipeline(pm);
+  else
+    mlir::bmb::populateFrontendPipeline(pm);
 
   if (opts.printPipeline) {
     llvm::outs() << "pipeline: ";
@@ -378,13 +423,27 @@ int bmb::driverMain(int argc, char **argv) {
     mlir::bmb::printParamStats(*stats, llvm::outs());
   }
 
-  if (opts.emit == Emit::MLIR) {
+  if (opts.emit == Emit::MLIR || opts.emit == Emit::BMB) {
     std::string err;
     auto out = mlir::openOutputFile(opts.output, &err);
     if (!out)
       return usage(err);
     module->print(out->os(), printFlags);
     out->os() << "\n";
+    out->keep();
+  }
+  if (opts.emit == Emit::CUDA || wantsExecutable) {
+    std::string source;
+    llvm::raw_string_ostream os(source);
+    if (mlir::failed(mlir::bmb::emitProgram(*module, os, opts.input)))
+      return kExitInputError;
+    if (wantsExecutable)
+      return buildExecutable(source, opts.output, argv[0]) ? kExitSuccess : kExitInputError;
+    std::string err;
+    auto out = mlir::openOutputFile(opts.output, &err);
+    if (!out)
+      return usage(err);
+    out->os() << source;
     out->keep();
   }
   return kExitSuccess;

@@ -17,7 +17,9 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<mlir::bmb::BmbDialect, mlir::func::FuncDialect>();
+  registry.insert<mlir::bmb::BmbDialect, mlir::bmb::exec::BmbExecDialect,
+                  mlir::func::FuncDialect, mlir::scf::SCFDialect, mlir::arith::ArithDialect,
+                  mlir::math::MathDialect, mlir::memref::MemRefDialect>();
   mlir::registerTransformsPasses(); // canonicalize, cse, symbol-dce, ...
   mlir::bmb::registerBmbPasses();
   mlir::bmb::registerBmbPipelines();

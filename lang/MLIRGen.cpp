@@ -38,7 +38,41 @@ public:
   Generator(MLIRContext &ctx, const SourceManager &sources)
       : ctx(ctx), b(&ctx), sources(sources) {}
 
-  OwningOpRef<ModuleOp> run(const program::Program &p) {
+  /// Emits the root's forward as func `name` at the insertion point.
+  void emitEntry(const program::Program &p, StringRef name) {
+    const LayerInstance &root = *p.model;
+    const program::Graph &g = root.forward;
+    SmallVector<Type> inTypes, outTypes;
+    for (program::ValueId v : g.inputs)
+      inTypes.push_back(tensorType(g.values[v].sig));
+    for (program::ValueId v : g.outputs)
+      outTypes.push_back(tensorType(g.values[v].sig));
+    auto func = b.create<func::FuncOp>(loc(root.declLoc), name,
+                                       b.getFunctionType(inTypes, outTypes));
+    // The inputs' names (`tokens`, `mask`) tell the runtime what to feed.
+    for (auto [i, name] : llvm::enumerate(g.inputNames))
+      func.setArgAttr(i, "bmb.name", b.getStringAttr(name));
+    Block *entry = func.addEntryBlock();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(entry);
+    SmallVector<Value> outs = emitGraph(root, entry->getArguments(), {});
+    b.create<func::ReturnOp>(loc(root.declLoc), outs);
+  }
+
+  LogicalResult addEntry(ModuleOp module, const program::Program &p, StringRef name) {
+    bd::ModelOp model;
+    for (auto m : module.getOps<bd::ModelOp>())
+      model = m;
+    if (!model)
+      return module.emitError("no bmb.model to add the entry '") << name << "' to";
+    for (auto param : model.getBody().front().getOps<bd::ParamOp>())
+      params[param.getSymName().str()] = param;
+    b.setInsertionPointToEnd(&model.getBody().front());
+    emitEntry(p, name);
+    return verify(module);
+  }
+
+  OwningOpRef<ModuleOp> run(const program::Program &p, StringRef entryName) {
     const LayerInstance &root = *p.model;
     OwningOpRef<ModuleOp> module = ModuleOp::create(loc(root.declLoc));
     b.setInsertionPointToEnd(module->getBody());
@@ -49,18 +83,7 @@ public:
     emitParams(root, {});
 
     // The program's entry: the root's forward over the job's shapes.
-    const program::Graph &g = root.forward;
-    SmallVector<Type> inTypes, outTypes;
-    for (program::ValueId v : g.inputs)
-      inTypes.push_back(tensorType(g.values[v].sig));
-    for (program::ValueId v : g.outputs)
-      outTypes.push_back(tensorType(g.values[v].sig));
-    auto func = b.create<func::FuncOp>(loc(root.declLoc), "forward",
-                                       b.getFunctionType(inTypes, outTypes));
-    Block *entry = func.addEntryBlock();
-    b.setInsertionPointToEnd(entry);
-    SmallVector<Value> outs = emitGraph(root, entry->getArguments(), {});
-    b.create<func::ReturnOp>(loc(root.declLoc), outs);
+    emitEntry(p, entryName);
 
     b.setInsertionPointToEnd(module->getBody());
     for (const program::Template &t : p.templates)
@@ -302,10 +325,17 @@ private:
 namespace bmb {
 mlir::OwningOpRef<mlir::ModuleOp> mlirGen(mlir::MLIRContext &context,
                                           const program::Program &prog,
-                                          const SourceManager &sources) {
+                                          const SourceManager &sources,
+                                          llvm::StringRef entryName) {
   context.getOrLoadDialect<mlir::bmb::BmbDialect>();
   context.getOrLoadDialect<mlir::func::FuncDialect>();
   Generator gen(context, sources);
-  return gen.run(prog);
+  return gen.run(prog, entryName);
+}
+
+mlir::LogicalResult addEntry(mlir::ModuleOp module, const program::Program &prog,
+                             const SourceManager &sources, llvm::StringRef entryName) {
+  Generator gen(*module.getContext(), sources);
+  return gen.addEntry(module, prog, entryName);
 }
 } // namespace bmb

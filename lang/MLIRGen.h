@@ -23,7 +23,15 @@ namespace bmb {
 /// in Sema or here (the verifier's diagnostics have been emitted).
 mlir::OwningOpRef<mlir::ModuleOp> mlirGen(mlir::MLIRContext &context,
                                           const program::Program &program,
-                                          const SourceManager &sources);
+                                          const SourceManager &sources,
+                                          llvm::StringRef entryName = "forward");
+
+/// Adds the root's forward of `program` as one more entry function named
+/// `entryName` to the `bmb.model` of `module` (made by mlirGen from the same
+/// job elaborated with another T: an infer job's decode entry). Returns
+/// failure if the result does not verify.
+mlir::LogicalResult addEntry(mlir::ModuleOp module, const program::Program &program,
+                             const SourceManager &sources, llvm::StringRef entryName);
 
 } // namespace bmb
 

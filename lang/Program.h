@@ -104,6 +104,7 @@ struct Node {
 struct Graph {
   std::vector<ValueInfo> values;
   std::vector<ValueId> inputs;
+  std::vector<std::string> inputNames; // as declared: "tokens", "mask"
   std::vector<Node> nodes; // in execution order
   std::vector<ValueId> outputs;
 };

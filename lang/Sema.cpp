@@ -226,6 +226,8 @@ std::optional<program::Program> Sema::run() {
     if (seq > 0 && prog.job)
       prog.job->seq = seq;
   }
+  if (options.seqOverride > 0)
+    seq = options.seqOverride;
   if (seq > 0)
     globalScope.names["T"] = SValue::constant(program::Constant::ofInt(seq));
   std::unique_ptr<LayerInstance> root =

@@ -43,6 +43,10 @@ struct FrontendOptions {
   /// With no job: the values bound to B and T.
   int64_t defaultBatch = 1;
   int64_t defaultSeq = 0; // 0: the model's `ctx` hyperparameter
+  /// When > 0, T is bound to this value whatever the job says: an infer job
+  /// is elaborated twice, at T = ctx for prefill and at T = 1 for decode
+  /// (DESIGN decision 1: two entry points sharing parameters and KV state).
+  int64_t seqOverride = 0;
 };
 
 /// Every file of one compilation, parsed, in load order (the main file first).

@@ -408,6 +408,7 @@ Sema::elaborateForward(LayerInstance &inst, const std::vector<Sig> &inputs,
     }
     ValueId v = b.newValue(inputs[i], in.loc);
     inst.forward.inputs.push_back(v);
+    inst.forward.inputNames.push_back(in.name);
     locals.names[in.name] = SValue::tensor(v);
   }
   bool returned = false;

@@ -7,6 +7,7 @@
 #ifndef BMB_PASSES_PASSES_H
 #define BMB_PASSES_PASSES_H
 
+#include "dialects/BmbExec/BmbExecDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

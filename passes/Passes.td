@@ -31,4 +31,55 @@ def ParamStatsPass : Pass<"bmb-param-stats", "::mlir::ModuleOp"> {
   ];
 }
 
+
+def LowerBmbToExecPass : Pass<"bmb-lower-to-exec", "::mlir::ModuleOp"> {
+  let summary = "Lowers an infer job's model to a bmb_exec program";
+  let description = [{
+    Turns the `bmb.model` of the module's infer job (entries `@prefill`,
+    `@decode`) into a `bmb_exec.program`: tensors become destination buffers
+    (`bmb_exec.alloc`), each op a runtime kernel or a named element-wise op,
+    `bmb.layer` regions are inlined and `bmb.repeat` becomes an `scf.for`
+    over the layer index with stacked params read per layer. Causal
+    attention gets a KV cache (`bmb_exec.state`); values with a sequence
+    dim take the run-time row count `%rows` in prefill; a causal LM's
+    prefill computes the logits of the last row only; dropout is the
+    identity; bidirectional attention makes the program an encoder
+    (prefill only). The model and the job are replaced by the program.
+  }];
+  let dependentDialects = ["::mlir::bmb::exec::BmbExecDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
+}
+
+def FuseKernelsPass : Pass<"bmb-fuse-kernels", "::mlir::ModuleOp"> {
+  let summary = "Fuses element-wise ops into GEMM epilogues, residual norms and generated kernels";
+  let description = [{
+    Every `bmb_exec.ewise` becomes a GEMM epilogue (bias + activation), a
+    GEMM residual add, a fused residual + layernorm/rmsnorm, or part of a
+    generated `bmb_exec.kernel` whose arith/math body computes a whole chain
+    of element-wise ops in one pass over memory.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
+}
+
+def PlanMemoryPass : Pass<"bmb-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "Gives every buffer its offset in its role's allocation";
+  let description = [{
+    Params and state are laid out in declaration order; each entry
+    function's activation buffers are packed by liveness (largest first,
+    lowest free offset). Sets `offset` on every param, state, alloc and
+    input, `activation_bytes` on each function and `param_bytes`,
+    `state_bytes`, `activation_bytes` on the program. Offsets are multiples
+    of 64 bytes.
+  }];
+}
+
+def PrepareForEmissionPass : Pass<"bmb-prepare-for-emission", "::mlir::ModuleOp"> {
+  let summary = "Checks the plan is complete and adds the kernels' index arithmetic";
+  let description = [{
+    After this pass the emitter only prints. It fails on anything unplanned
+    or unfused, and sets each generated kernel's `inner` and per-input
+    `in_div`/`in_mod` broadcast maps.
+  }];
+}
+
 #endif // BMB_PASSES_TD

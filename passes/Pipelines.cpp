@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - Named bmb pass pipelines ---------------------------===//
 
 #include "passes/Pipelines.h"
+#include "passes/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -12,7 +13,21 @@ void mlir::bmb::populateFrontendPipeline(OpPassManager &pm) {
   pm.addPass(createSymbolDCEPass());
 }
 
+void mlir::bmb::populateInferPipeline(OpPassManager &pm) {
+  populateFrontendPipeline(pm);
+  pm.addPass(createLowerBmbToExecPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createFuseKernelsPass());
+  pm.addPass(createPlanMemoryPass());
+  pm.addPass(createPrepareForEmissionPass());
+}
+
 void mlir::bmb::registerBmbPipelines() {
+  PassPipelineRegistration<>(
+      "bmb-infer-pipeline",
+      "An infer job: frontend, bmb-lower-to-exec, canonicalize, bmb-fuse-kernels, "
+      "bmb-plan-memory, bmb-prepare-for-emission",
+      [](OpPassManager &pm) { populateInferPipeline(pm); });
   PassPipelineRegistration<>(
       "bmb-frontend-pipeline",
       "The passes that run right after MLIRGen: canonicalize, symbol-dce",

@@ -16,7 +16,12 @@ namespace mlir::bmb {
 /// (drops private symbols nothing references).
 void populateFrontendPipeline(OpPassManager &pm);
 
-/// Registers the pipelines by name: `bmb-frontend-pipeline`.
+/// An infer job: the frontend pipeline, then lowering to the execution
+/// plan, fusion, memory planning and preparation for emission.
+void populateInferPipeline(OpPassManager &pm);
+
+/// Registers the pipelines by name: `bmb-frontend-pipeline`,
+/// `bmb-infer-pipeline`.
 void registerBmbPipelines();
 
 } // namespace mlir::bmb

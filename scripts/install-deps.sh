@@ -12,10 +12,10 @@ set -euo pipefail
 PACKAGES=(
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools   # MLIR 19, FileCheck, lit
   antlr4 libantlr4-runtime-dev uuid-dev default-jre-headless  # grammar tool + C++ runtime (links -luuid)
-  libopenblas-dev libopenmpi-dev openmpi-bin               # runtime: BLAS, MPI
+  libopenblas-dev libopenblas-openmp-dev libopenmpi-dev openmpi-bin  # runtime: BLAS (OpenMP build), MPI
   libgtest-dev libgmock-dev ninja-build cmake g++ ccache   # build + unit tests
   clang-19 libclang-rt-19-dev                              # libFuzzer for the front end
-  python3 python3-numpy python3-venv python3-psutil        # lit timeouts, references
+  python3 python3-numpy python3-venv python3-psutil python3-torch        # lit timeouts, references
 )
 LOCK_TIMEOUT=600
 

@@ -1,0 +1,193 @@
+//===- BmbExecOps.cpp - Verifiers of the execution plan --------------------===//
+//
+// The checks that keep the plan printable: symbols resolve, element counts
+// and row lengths of every kernel's operands agree, generated kernel bodies
+// take one scalar per input. Shapes were checked on the `bmb` level; these
+// verifiers catch lowering and hand-written-IR mistakes.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/BmbExec/BmbExecOps.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::bmb::exec;
+
+namespace {
+
+int64_t numElements(Type t) { return cast<MemRefType>(t).getNumElements(); }
+int64_t lastDim(Type t) {
+  auto m = cast<MemRefType>(t);
+  return m.getRank() == 0 ? 1 : m.getShape().back();
+}
+
+template <class RefOp>
+LogicalResult verifyStackedRef(RefOp op, Operation *decl, Type declType, bool stacked,
+                               Value layer) {
+  auto full = cast<MemRefType>(declType);
+  auto view = cast<MemRefType>(op.getResult().getType());
+  if (stacked != static_cast<bool>(layer))
+    return op.emitOpError(stacked ? "of a stacked symbol needs a layer index"
+                                  : "of an unstacked symbol takes no layer index");
+  ArrayRef<int64_t> want = stacked ? full.getShape().drop_front() : full.getShape();
+  if (view.getShape() != want || view.getElementType() != full.getElementType())
+    return op.emitOpError("type ") << view << " does not match the declaration " << full
+                                   << (stacked ? " (one layer's slice)" : "");
+  (void)decl;
+  return success();
+}
+
+} // namespace
+
+LogicalResult ProgramOp::verifyRegions() {
+  for (Operation &op : getBody().front())
+    if (!isa<ParamOp, StateOp, NameMapOp, func::FuncOp>(op))
+      return op.emitOpError("cannot appear in a bmb_exec.program (params, state, name maps "
+                            "and entry functions only)");
+  return success();
+}
+
+LogicalResult NameMapOp::verify() {
+  auto program = (*this)->getParentOfType<ProgramOp>();
+  for (auto [i, attr] : llvm::enumerate(getRules())) {
+    auto rule = cast<DictionaryAttr>(attr);
+    auto ext = rule.getAs<StringAttr>("external");
+    auto parts = rule.getAs<ArrayAttr>("parts");
+    if (!ext || !parts || parts.empty() || !rule.getAs<IntegerAttr>("axis") ||
+        !rule.getAs<BoolAttr>("transpose") || !rule.getAs<BoolAttr>("tied"))
+      return emitOpError("rule ") << i << " needs external, parts, axis, transpose and tied";
+    for (Attribute p : parts) {
+      auto ref = dyn_cast<FlatSymbolRefAttr>(p);
+      if (!ref || !SymbolTable::lookupSymbolIn(program, ref.getAttr()))
+        return emitOpError("rule '") << ext.getValue() << "' names " << p
+                                     << ", which is not a param of the program";
+    }
+  }
+  return success();
+}
+
+LogicalResult ParamRefOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto decl = symbols.lookupNearestSymbolFrom<ParamOp>(*this, getParamAttr());
+  if (!decl)
+    return emitOpError("refers to '") << getParam() << "', which is not a bmb_exec.param";
+  return verifyStackedRef(*this, decl, decl.getType(), decl.getStacked(), getLayer());
+}
+
+LogicalResult StateRefOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto decl = symbols.lookupNearestSymbolFrom<StateOp>(*this, getStateAttr());
+  if (!decl)
+    return emitOpError("refers to '") << getState() << "', which is not a bmb_exec.state";
+  return verifyStackedRef(*this, decl, decl.getType(), decl.getStacked(), getLayer());
+}
+
+void AllocOp::getAsmResultNames(function_ref<void(Value, StringRef)> setName) {
+  setName(getResult(), "buf");
+}
+
+LogicalResult ReshapeOp::verify() {
+  if (numElements(getSource().getType()) != numElements(getResult().getType()))
+    return emitOpError("changes the element count: ")
+           << getSource().getType() << " to " << getResult().getType();
+  return success();
+}
+
+LogicalResult EwiseOp::verify() {
+  StringRef k = getKind();
+  size_t want = llvm::StringSwitch<size_t>(k)
+                    .Cases("add", "sub", "mul", 2)
+                    .Cases("scale", "gelu_tanh", "gelu_erf", "relu", "silu", "tanh", "copy", 1)
+                    .Default(0);
+  if (want == 0)
+    return emitOpError("unknown element-wise kind '") << k << "'";
+  if (getInputs().size() != want)
+    return emitOpError("'") << k << "' takes " << want << " input(s), not "
+                            << getInputs().size();
+  if (k == "scale" && !getFactor())
+    return emitOpError("'scale' needs a factor");
+  return success();
+}
+
+LogicalResult KernelOp::verifyRegions() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError("body takes ") << body.getNumArguments() << " scalars for "
+                                      << getInputs().size() << " inputs";
+  for (auto [arg, in] : llvm::zip(body.getArguments(), getInputs()))
+    if (arg.getType() != cast<MemRefType>(in.getType()).getElementType())
+      return emitOpError("body argument type ") << arg.getType()
+                                                << " differs from its input's element type";
+  auto yield = dyn_cast<KernelYieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError("body must end in bmb_exec.kernel_yield");
+  if (yield.getValue().getType() != cast<MemRefType>(getOut().getType()).getElementType())
+    return emitOpError("yields ") << yield.getValue().getType()
+                                  << ", not the output's element type";
+  for (Operation &op : body.without_terminator())
+    if (!isa<arith::ArithDialect, math::MathDialect>(op.getDialect()))
+      return op.emitOpError("is not scalar arith/math: generated kernel bodies are "
+                            "printed as C++ expressions");
+  return success();
+}
+
+LogicalResult GemmOp::verify() {
+  auto b = cast<MemRefType>(getB().getType());
+  if (b.getRank() != 2)
+    return emitOpError("needs a 2-D b, got ") << b;
+  int64_t n = getTransB() ? b.getDimSize(0) : b.getDimSize(1);
+  int64_t k = getTransB() ? b.getDimSize(1) : b.getDimSize(0);
+  if (lastDim(getA().getType()) != k)
+    return emitOpError("a's last dim ") << lastDim(getA().getType()) << " is not k = " << k;
+  if (lastDim(getOut().getType()) != n)
+    return emitOpError("out's last dim ") << lastDim(getOut().getType()) << " is not n = " << n;
+  if (numElements(getA().getType()) / k != numElements(getOut().getType()) / n)
+    return emitOpError("a and out have different row counts");
+  if (getBias() && numElements(getBias().getType()) != n)
+    return emitOpError("bias must have n = ") << n << " elements";
+  if (getResidual() && getResidual().getType() != getOut().getType())
+    return emitOpError("residual must have out's type");
+  if (!llvm::is_contained({"none", "gelu_tanh", "gelu_erf", "relu", "silu", "tanh"}, getAct()))
+    return emitOpError("unknown epilogue '") << getAct() << "'";
+  return success();
+}
+
+LogicalResult NormOp::verify() {
+  if (getKind() != "layernorm" && getKind() != "rmsnorm")
+    return emitOpError("unknown kind '") << getKind() << "'";
+  if (static_cast<bool>(getResidual()) != static_cast<bool>(getSum()))
+    return emitOpError("takes a residual and a sum buffer together");
+  int64_t c = lastDim(getX().getType());
+  if (numElements(getW().getType()) != c)
+    return emitOpError("weight must have ") << c << " elements";
+  if (getKind() == "rmsnorm" && getBias())
+    return emitOpError("rmsnorm takes no bias");
+  if (getX().getType() != getOut().getType())
+    return emitOpError("out must have x's type");
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  if (getHeads() <= 0 || getKvHeads() <= 0 || getHeads() % getKvHeads() != 0)
+    return emitOpError("heads must be a positive multiple of kv_heads");
+  if (lastDim(getQ().getType()) != getHeads() * getHeadDim())
+    return emitOpError("q rows must be heads x head_dim");
+  if (lastDim(getK().getType()) != getKvHeads() * getHeadDim() ||
+      lastDim(getKCache().getType()) != getKvHeads() * getHeadDim())
+    return emitOpError("k and the cache rows must be kv_heads x head_dim");
+  if (numElements(getKCache().getType()) / lastDim(getKCache().getType()) < getCapacity())
+    return emitOpError("the cache holds fewer than capacity = ") << getCapacity() << " rows";
+  return success();
+}
+
+LogicalResult TakeOp::verify() {
+  auto x = cast<MemRefType>(getX().getType());
+  if (getAxis() < 0 || getAxis() >= x.getRank())
+    return emitOpError("axis ") << getAxis() << " out of range for " << x;
+  if (getIndex() < 0 || getIndex() >= x.getDimSize(getAxis()))
+    return emitOpError("index ") << getIndex() << " out of range";
+  if (numElements(getOut().getType()) * x.getDimSize(getAxis()) != x.getNumElements())
+    return emitOpError("out must have x's elements without the axis");
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/BmbExec/BmbExecOps.cpp.inc"

@@ -1,0 +1,86 @@
+//===- ExecBuffers.cpp - Who reads and writes which bmb_exec buffer -------===//
+#include "passes/ExecBuffers.h"
+
+using namespace mlir;
+using namespace mlir::bmb::exec;
+
+SmallVector<Value, 2> mlir::bmb::exec::writtenBuffers(Operation *op) {
+  SmallVector<Value, 2> out;
+  if (auto e = dyn_cast<EwiseOp>(op))
+    out.push_back(e.getOut());
+  else if (auto k = dyn_cast<KernelOp>(op))
+    out.push_back(k.getOut());
+  else if (auto g = dyn_cast<GemmOp>(op))
+    out.push_back(g.getOut());
+  else if (auto n = dyn_cast<NormOp>(op)) {
+    out.push_back(n.getOut());
+    if (n.getSum())
+      out.push_back(n.getSum());
+  } else if (auto a = dyn_cast<AttentionOp>(op)) {
+    out.push_back(a.getOut());
+    // The new k/v rows are written into the caches (when they are not k and
+    // v themselves).
+    if (a.getKCache() != a.getK())
+      out.push_back(a.getKCache());
+    if (a.getVCache() != a.getV())
+      out.push_back(a.getVCache());
+  } else if (auto r = dyn_cast<RotaryOp>(op))
+    out.push_back(r.getOut());
+  else if (auto e = dyn_cast<EmbeddingOp>(op))
+    out.push_back(e.getOut());
+  else if (auto p = dyn_cast<PositionsOp>(op))
+    out.push_back(p.getOut());
+  else if (auto s = dyn_cast<SoftmaxOp>(op))
+    out.push_back(s.getOut());
+  else if (auto t = dyn_cast<TakeOp>(op))
+    out.push_back(t.getOut());
+  return out;
+}
+
+bool mlir::bmb::exec::readsBuffer(Operation *op, Value buf) {
+  SmallVector<Value, 2> written = writtenBuffers(op);
+  for (OpOperand &use : op->getOpOperands()) {
+    if (use.get() != buf)
+      continue;
+    // A destination that is also passed as an input (gemm residual, an
+    // in-place element-wise op) is read too.
+    bool isDest = llvm::is_contained(written, buf);
+    if (!isDest)
+      return true;
+    if (auto g = dyn_cast<GemmOp>(op); g && g.getResidual() == buf)
+      return true;
+    if (auto n = dyn_cast<NormOp>(op); n && (n.getX() == buf || n.getResidual() == buf))
+      return true;
+    if (auto e = dyn_cast<EwiseOp>(op); e && llvm::is_contained(e.getInputs(), buf))
+      return true;
+    if (auto k = dyn_cast<KernelOp>(op); k && llvm::is_contained(k.getInputs(), buf))
+      return true;
+  }
+  // Reads through the caches: attention reads what it wrote and all before.
+  if (auto a = dyn_cast<AttentionOp>(op))
+    return a.getKCache() == buf || a.getVCache() == buf;
+  return false;
+}
+
+Operation *mlir::bmb::exec::soleWriter(Value buf) {
+  Operation *writer = nullptr;
+  for (Operation *user : buf.getUsers()) {
+    if (!llvm::is_contained(writtenBuffers(user), buf))
+      continue;
+    if (writer && writer != user)
+      return nullptr;
+    writer = user;
+  }
+  return writer;
+}
+
+Value mlir::bmb::exec::rootBuffer(Value v) {
+  while (true) {
+    if (auto r = v.getDefiningOp<ReshapeOp>())
+      v = r.getSource();
+    else if (auto r = v.getDefiningOp<RowViewOp>())
+      v = r.getSource();
+    else
+      return v;
+  }
+}

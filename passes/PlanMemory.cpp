@@ -1,0 +1,147 @@
+//===- PlanMemory.cpp - One allocation per role, offsets from liveness -----===//
+//
+// DESIGN decision 3: params, persistent state (the KV cache) and activations
+// each get one allocation, and the compiler gives every buffer its byte
+// offset. Params and state are laid out one after the other in declaration
+// order. Activations are packed by liveness per entry function: a buffer is
+// live from its first to its last use in program order (a use inside a loop
+// that the buffer is defined outside of keeps it live for the whole loop;
+// inputs are live from the start, outputs to the end), and buffers are
+// placed largest first at the lowest offset that does not overlap a placed
+// buffer with an overlapping lifetime. The entries share the activations
+// allocation (only one runs at a time), so its size is the largest plan.
+//
+// Every offset is a multiple of 64 bytes (a cache line; what AVX-512 loads
+// and the GPU's coalescing like).
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/BmbExec/BmbExecOps.h"
+#include "passes/ExecBuffers.h"
+#include "passes/Passes.h"
+
+namespace mlir::bmb {
+#define GEN_PASS_DEF_PLANMEMORYPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::bmb
+
+using namespace mlir;
+using namespace mlir::bmb;
+using namespace mlir::bmb::exec;
+
+namespace {
+
+constexpr int64_t kAlign = 64;
+int64_t alignUp(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+int64_t byteSize(Type t) {
+  auto m = cast<MemRefType>(t);
+  return m.getNumElements() * ((m.getElementTypeBitWidth() + 7) / 8);
+}
+
+struct Interval {
+  Operation *buffer; // AllocOp or InputOp
+  int64_t first, last, bytes;
+  int64_t offset = -1;
+};
+
+/// Plans one function's activations; returns the bytes it needs.
+int64_t planFunction(func::FuncOp f) {
+  // Number the ops in program order; remember each loop's span.
+  DenseMap<Operation *, int64_t> index;
+  int64_t n = 0;
+  f.walk<WalkOrder::PreOrder>([&](Operation *op) { index[op] = n++; });
+  DenseMap<Operation *, int64_t> loopEnd;
+  f.walk([&](scf::ForOp loop) {
+    int64_t end = index[loop];
+    loop.walk([&](Operation *op) { end = std::max(end, index[op]); });
+    loopEnd[loop] = end;
+  });
+
+  std::vector<Interval> intervals;
+  DenseMap<Operation *, size_t> slot;
+  f.walk([&](Operation *op) {
+    if (isa<AllocOp, InputOp>(op)) {
+      slot[op] = intervals.size();
+      int64_t first = isa<InputOp>(op) ? 0 : index[op];
+      intervals.push_back({op, first, index[op], byteSize(op->getResult(0).getType())});
+    }
+  });
+  // Uses, through views, extend the root's interval.
+  f.walk([&](Operation *op) {
+    for (Value v : op->getOperands()) {
+      if (!isa<MemRefType>(v.getType()))
+        continue;
+      Value root = rootBuffer(v);
+      Operation *def = root.getDefiningOp();
+      auto it = def ? slot.find(def) : slot.end();
+      if (it == slot.end())
+        continue;
+      Interval &iv = intervals[it->second];
+      int64_t at = isa<OutputOp>(op) ? n : index[op];
+      // A use inside a loop that does not contain the definition: live for
+      // the whole loop (the next iteration reads it again).
+      for (Operation *p = op->getParentOp(); p && p != f; p = p->getParentOp())
+        if (auto loop = dyn_cast<scf::ForOp>(p); loop && !loop->isAncestor(def)) {
+          iv.first = std::min(iv.first, index[loop]);
+          at = std::max(at, loopEnd[loop]);
+        }
+      iv.last = std::max(iv.last, at);
+    }
+  });
+
+  std::vector<Interval *> order;
+  for (Interval &iv : intervals)
+    order.push_back(&iv);
+  std::stable_sort(order.begin(), order.end(),
+                   [](Interval *a, Interval *b) { return a->bytes > b->bytes; });
+  std::vector<Interval *> placed;
+  int64_t total = 0;
+  for (Interval *iv : order) {
+    // Candidate offsets: 0 and the end of every overlapping placed buffer.
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (Interval *p : placed)
+      if (p->first <= iv->last && iv->first <= p->last)
+        busy.push_back({p->offset, p->offset + p->bytes});
+    std::sort(busy.begin(), busy.end());
+    int64_t at = 0;
+    for (auto [lo, hi] : busy) {
+      if (at + iv->bytes <= lo)
+        break;
+      at = std::max(at, alignUp(hi));
+    }
+    iv->offset = at;
+    placed.push_back(iv);
+    total = std::max(total, at + iv->bytes);
+  }
+  Builder b(f.getContext());
+  for (Interval &iv : intervals)
+    iv.buffer->setAttr("offset", b.getI64IntegerAttr(iv.offset));
+  return alignUp(total);
+}
+
+struct PlanMemoryPass : mlir::bmb::impl::PlanMemoryPassBase<PlanMemoryPass> {
+  void runOnOperation() override {
+    getOperation().walk([&](ProgramOp program) {
+      Builder b(program.getContext());
+      int64_t params = 0, state = 0, activations = 0;
+      for (Operation &op : program.getBody().front()) {
+        if (auto p = dyn_cast<ParamOp>(op)) {
+          p.setOffsetAttr(b.getI64IntegerAttr(params));
+          params = alignUp(params + byteSize(p.getType()));
+        } else if (auto s = dyn_cast<StateOp>(op)) {
+          s.setOffsetAttr(b.getI64IntegerAttr(state));
+          state = alignUp(state + byteSize(s.getType()));
+        } else if (auto f = dyn_cast<func::FuncOp>(op)) {
+          int64_t need = planFunction(f);
+          f->setAttr("activation_bytes", b.getI64IntegerAttr(need));
+          activations = std::max(activations, need);
+        }
+      }
+      program->setAttr("param_bytes", b.getI64IntegerAttr(params));
+      program->setAttr("state_bytes", b.getI64IntegerAttr(state));
+      program->setAttr("activation_bytes", b.getI64IntegerAttr(activations));
+    });
+  }
+};
+
+} // namespace

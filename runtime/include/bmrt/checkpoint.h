@@ -1,0 +1,38 @@
+//===- bmrt/checkpoint.h - Parameters from and to safetensors files -------===//
+//
+// Loading applies one of the program's declared name maps (or our own names)
+// so that checkpoints written by Hugging Face `transformers` load unchanged;
+// saving can write either layout. Every problem names the file and the tensor:
+// truncated or corrupt header, unknown dtype, shape or dtype mismatch, missing
+// or unexpected tensors. Writes are atomic (temp file + rename).
+//
+//===----------------------------------------------------------------------===//
+#ifndef BMRT_CHECKPOINT_H
+#define BMRT_CHECKPOINT_H
+
+#include "bmrt/program.h"
+
+#include <string>
+
+namespace bmrt {
+
+struct LoadReport {
+  std::string file;     // the file(s) read
+  std::string nameMap;  // "" (our names) or the map's name ("hf")
+  int64_t tensors = 0;  // tensors read
+};
+
+/// `path`: a .safetensors file, or a directory holding model.safetensors (or
+/// the shards listed by model.safetensors.index.json). Fills the params
+/// allocation `params` (program.paramBytes bytes). The layout is detected:
+/// our names, else the first name map whose every required tensor is there.
+LoadReport loadCheckpoint(const std::string &path, const ProgramInfo &program, void *params);
+
+/// Writes every param to `file` (atomically); mapName null/"" = our names,
+/// else the name map of that name (tied tensors written too).
+void saveCheckpoint(const std::string &file, const ProgramInfo &program, const void *params,
+                    const char *mapName);
+
+} // namespace bmrt
+
+#endif // BMRT_CHECKPOINT_H

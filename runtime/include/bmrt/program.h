@@ -1,0 +1,130 @@
+//===- bmrt/program.h - What an emitted program tells the runtime ---------===//
+//
+// bmbc emits one source per program; besides the entry points it emits
+// constant tables of this shape (the parameter table with offsets and shapes,
+// the checkpoint name maps, the inputs and outputs of each entry point, the
+// per-role buffer sizes of the memory plan). The app (`infer_main`), the
+// checkpoint loader and the tests read only these tables: nothing about a
+// model is known to the runtime otherwise.
+//
+//===----------------------------------------------------------------------===//
+#ifndef BMRT_PROGRAM_H
+#define BMRT_PROGRAM_H
+
+#include "bmrt/context.h"
+
+#include <cstdint>
+
+namespace bmrt {
+
+enum class DType : int { F32, F64, I32 };
+
+constexpr int kMaxRank = 6;
+
+/// One parameter: `name` is our symbol ("h.attn.q.w"); `stacked` params of a
+/// repeat have shape [layers, ...] and slice i is layer i (DESIGN decision 2).
+struct ParamInfo {
+  const char *name;
+  DType dtype;
+  int rank;
+  int64_t shape[kMaxRank];
+  int64_t offset;   // bytes from the start of the params allocation
+  bool stacked;
+  bool frozen;
+};
+
+/// One rule of a checkpoint name map (declared in the .bmb file with
+/// `checkpoint <name> for <Model> { ... }`): the external tensor `external`
+/// equals our params `parts` concatenated along `axis` (in our layout), then
+/// transposed (2-D) when `transpose`. "{i}" in `external` stands for the layer
+/// index of stacked parts. A `tied` rule names a tensor that the file may omit
+/// (on load: if present it must equal the part; on save: it is written).
+struct NameRule {
+  const char *external;
+  const char *const *parts;
+  int numParts;
+  int axis;
+  bool transpose;
+  bool tied;
+};
+
+struct NameMap {
+  const char *name;         // "hf"
+  const NameRule *rules;
+  int numRules;
+};
+
+/// What an input of an entry point carries; the app fills it.
+enum class InputKind : int {
+  Tokens,      // i32 token ids
+  TokenTypes,  // i32 segment ids (BERT): zeros
+  Mask,        // i32 padding mask: 1 for the valid rows
+};
+
+/// A tensor in one of the role allocations (activations, state).
+struct TensorRef {
+  const char *name;
+  DType dtype;
+  int rank;
+  int64_t shape[kMaxRank]; // at capacity; see rowsDim
+  int64_t offset;          // bytes from the start of its role's allocation
+  int rowsDim;             // the dim that is the run-time length (-1: none)
+};
+
+/// The allocations of one program, one per role (DESIGN decision 3).
+struct Buffers {
+  void *params = nullptr;
+  void *state = nullptr;       // persistent: KV cache
+  void *activations = nullptr; // shared by the entry points
+};
+
+/// Entry points: `rows` valid rows starting at absolute position `start`
+/// (prefill: start = 0, rows = prompt length; decode: start = position of the
+/// new token, rows = 1). Inputs are read from and outputs written to the
+/// activations allocation at the offsets in the tables below.
+using EntryFn = void (*)(Context &ctx, const Buffers &buf, int64_t start, int64_t rows);
+
+struct EntryPoint {
+  const char *name;            // "prefill", "decode"
+  EntryFn fn;
+  int64_t capacity;            // the most rows one call takes (T of this entry)
+  const TensorRef *inputs;
+  const InputKind *inputKinds; // one per input
+  int numInputs;
+  const TensorRef *outputs;
+  int numOutputs;
+};
+
+enum class ModelKind : int {
+  CausalLM,  // output 0 is next-token logits [1, vocab] (of the last row)
+  Encoder,   // outputs are hidden states (and a pooled vector when present)
+};
+
+struct ProgramInfo {
+  const char *source;          // the .bmb file it was compiled from
+  const char *job;
+  const char *model;
+  const char *from;            // the job's default checkpoint ("" if none)
+  ModelKind kind;
+  int64_t vocab, ctx;
+  const ParamInfo *params;
+  int numParams;
+  const NameMap *nameMaps;
+  int numNameMaps;
+  int64_t paramBytes, stateBytes, activationBytes;
+  const EntryPoint *entries;   // prefill first; decode (CausalLM) second
+  int numEntries;
+  // Job settings the app uses as defaults (sampling = top_p(0.9, ...)).
+  const char *sampling;        // "greedy", "temperature", "top_k", "top_p"
+  double temperature, topP;
+  int64_t topK;
+  const char *tokenizer;       // job's `tokenizer` setting ("" = from the checkpoint dir)
+};
+
+/// The infer executable's main (runtime/app): parses flags, loads the
+/// checkpoint and tokenizer, runs prefill/decode, samples, streams.
+int infer_main(int argc, char **argv, const ProgramInfo &program);
+
+} // namespace bmrt
+
+#endif // BMRT_PROGRAM_H

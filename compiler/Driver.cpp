@@ -29,6 +29,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -216,6 +217,29 @@ std::string stdlibRoot(const char *argv0) {
 #endif
 }
 
+/// The memory plan of an infer program: one allocation per role, the
+/// activations of each entry, and the peak (what the process needs besides
+/// code and the checkpoint being read).
+void printMemoryPlan(mlir::bmb::exec::ProgramOp program, llvm::raw_ostream &os) {
+  auto bytes = [&](mlir::Operation *op, llvm::StringRef name) {
+    auto a = op->getAttrOfType<mlir::IntegerAttr>(name);
+    return a ? a.getInt() : 0;
+  };
+  int64_t params = bytes(program, "param_bytes"), state = bytes(program, "state_bytes"),
+          act = bytes(program, "activation_bytes");
+  auto row = [&](const std::string &what, int64_t n) {
+    os << "  " << llvm::left_justify(what, 28) << " "
+       << llvm::right_justify(mlir::bmb::formatBytes(n), 12) << "  (" << n << " bytes)\n";
+  };
+  os << "\nmemory plan of '" << program.getSymName() << "' (one allocation per role):\n";
+  row("params", params);
+  row("state (KV cache)", state);
+  for (auto f : program.getOps<mlir::func::FuncOp>())
+    row(("activations of " + f.getName()).str(), bytes(f, "activation_bytes"));
+  row("activations (shared)", act);
+  row("peak", params + state + act);
+}
+
 int usage(const std::string &message) {
   llvm::errs() << "bmbc: error: " << message << "\n";
   return kExitUsageError;
@@ -337,6 +361,10 @@ int bmb::driverMain(int argc, char **argv) {
       if (mlir::failed(addEntry(*module, *decode, sources, "decode")))
         module = nullptr;
     }
+    // Where the program came from, for the emitted source's header: kept
+    // in the IR so that a dump read back with -x mlir emits the same text.
+    if (module)
+      (*module)->setAttr("bmb.source", mlir::StringAttr::get(&context, opts.input));
     if (!module) {
       llvm::errs() << "bmbc: internal error: the generated IR does not verify "
                       "(please report this with the input file)\n";
@@ -413,14 +441,23 @@ int bmb::driverMain(int argc, char **argv) {
         /*printAfterOnlyOnFailure=*/false, llvm::outs(), printFlags);
   }
 
-  if (mlir::failed(pm.run(*module)))
-    return kExitInputError;
-
+  // The parameter table is computed on the model graph, before lowering
+  // replaces it with the execution plan.
+  std::optional<mlir::bmb::ParamStats> paramStats;
   if (opts.stats) {
     mlir::FailureOr<mlir::bmb::ParamStats> stats = mlir::bmb::computeParamStats(*module);
     if (mlir::failed(stats))
       return kExitInputError;
-    mlir::bmb::printParamStats(*stats, llvm::outs());
+    paramStats = *stats;
+  }
+
+  if (mlir::failed(pm.run(*module)))
+    return kExitInputError;
+
+  if (opts.stats) {
+    mlir::bmb::printParamStats(*paramStats, llvm::outs());
+    for (auto program : module->getOps<mlir::bmb::exec::ProgramOp>())
+      printMemoryPlan(program, llvm::outs());
   }
 
   if (opts.emit == Emit::MLIR || opts.emit == Emit::BMB) {
@@ -435,7 +472,7 @@ int bmb::driverMain(int argc, char **argv) {
   if (opts.emit == Emit::CUDA || wantsExecutable) {
     std::string source;
     llvm::raw_string_ostream os(source);
-    if (mlir::failed(mlir::bmb::emitProgram(*module, os, opts.input)))
+    if (mlir::failed(mlir::bmb::emitProgram(*module, os)))
       return kExitInputError;
     if (wantsExecutable)
       return buildExecutable(source, opts.output, argv[0]) ? kExitSuccess : kExitInputError;

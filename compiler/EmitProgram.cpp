@@ -593,7 +593,7 @@ LogicalResult Emitter::run() {
 
 } // namespace
 
-LogicalResult mlir::bmb::emitProgram(ModuleOp module, raw_ostream &os, StringRef source) {
+LogicalResult mlir::bmb::emitProgram(ModuleOp module, raw_ostream &os) {
   ProgramOp program;
   for (auto p : module.getOps<ProgramOp>()) {
     if (program)
@@ -603,5 +603,6 @@ LogicalResult mlir::bmb::emitProgram(ModuleOp module, raw_ostream &os, StringRef
   if (!program)
     return module.emitError("emission: no bmb_exec.program in the module (is the job an "
                             "infer job?)");
-  return Emitter(program, os, source).run();
+  auto source = program->getAttrOfType<StringAttr>("source");
+  return Emitter(program, os, source ? source.getValue() : "<unknown>").run();
 }

@@ -9,8 +9,9 @@ namespace mlir::bmb {
 
 /// Prints the module's prepared bmb_exec.program (after the infer pipeline)
 /// as one source that builds with nvcc or a C++ compiler against libbmrt.
-/// `source` names the .bmb file in the header comment and the program table.
-LogicalResult emitProgram(ModuleOp module, llvm::raw_ostream &os, llvm::StringRef source);
+/// The program's `source` attribute names the .bmb file in the header
+/// comment and the program table.
+LogicalResult emitProgram(ModuleOp module, llvm::raw_ostream &os);
 
 } // namespace mlir::bmb
 

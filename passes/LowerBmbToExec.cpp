@@ -497,6 +497,9 @@ struct LowerBmbToExecPass : mlir::bmb::impl::LowerBmbToExecPassBase<LowerBmbToEx
     for (auto j : module.getOps<JobOp>())
       if (j.getKind() == JobKind::Infer)
         job = j;
+    // Already lowered (IR read back from a dump): nothing to do.
+    if (!job && !module.getOps<ex::ProgramOp>().empty())
+      return;
     if (!job) {
       module.emitError("bmb-lower-to-exec needs an infer job: executables for train, tune "
                        "and compress jobs come with autodiff");
@@ -571,10 +574,17 @@ struct LowerBmbToExecPass : mlir::bmb::impl::LowerBmbToExecPassBase<LowerBmbToEx
     program->setAttr("ctx", b.getI64IntegerAttr(capacity));
     program->setAttr("from", StringAttr::get(ctx, job.getFrom().value_or("")));
     program->setAttr("settings", job.getSettingsAttr());
+    program->setAttr("source", module->hasAttr("bmb.source")
+                                   ? module->getAttr("bmb.source")
+                                   : StringAttr::get(ctx, ""));
     // The model graph is spent: what remains is the plan (and the job's
     // other declarations, which emission ignores).
     model.erase();
     job.erase();
+    // Templates, verbalizers and recipes serve tune and compress jobs.
+    for (Operation &op : llvm::make_early_inc_range(module.getBody()->getOperations()))
+      if (isa<TemplateOp, VerbalizerOp, RecipeOp>(op))
+        op.erase();
   }
 };
 

@@ -6,8 +6,10 @@
 #   scripts/test.sh
 #
 # Stages: deps (scripts/install-deps.sh), cuda (scripts/detect-cuda.sh, for the
-# log), configure, build (ninja -k 0: builds all it can), lit (test/lit via
-# lit), unit (GoogleTest suites via ctest), fuzz (ctest's fuzz-mutations:
+# log), venv (scripts/setup-venv.sh: the Hugging Face references), configure,
+# build (ninja -k 0: builds all it can), lit (test/lit via lit), unit
+# (GoogleTest suites and the runtime's reference tests via ctest), e2e (.bmb
+# -> executable -> run, against Hugging Face), fuzz (ctest's fuzz-mutations:
 # mutated .bmb files through bmbc, and the harness's self-test),
 # libfuzzer-build + libfuzzer (the parser and Sema under libFuzzer and ASan for at
 # most 30 s, built with clang in build-fuzz/). Each stage prints
@@ -187,9 +189,12 @@ else
   stage deps "$BMB_ROOT/scripts/install-deps.sh"
 fi
 stage cuda "$BMB_ROOT/scripts/detect-cuda.sh"
+# The Python references (Hugging Face transformers, tokenizers, safetensors
+# over Debian's torch) that the runtime and end-to-end tests compare with.
+stage venv "$BMB_ROOT/scripts/setup-venv.sh"
 
 if ! stage configure bmb_configure; then
-  for s in build lit unit fuzz libfuzzer; do skip "$s" "configure failed"; done
+  for s in build lit unit e2e fuzz libfuzzer; do skip "$s" "configure failed"; done
   summary
   exit 1
 fi
@@ -200,7 +205,10 @@ mkdir -p "$LOGDIR"
 stage build ninja -C "$B" -j"$BMB_JOBS" -k 0
 
 run_lit
-run_ctest unit "$BMB_JOBS" -E '^(lit|fuzz-.*)$'
+run_ctest unit "$BMB_JOBS" -E '^(lit|fuzz-.*)$' -LE e2e
+# .bmb -> executable -> run, against Hugging Face (label e2e): one at a time,
+# each uses both cores.
+run_ctest e2e 1 -L e2e
 if ! ctest --test-dir "$B/test" -N -R '^fuzz-mutations$' 2>/dev/null | grep -q 'Total Tests: [1-9]'; then
   echo "test: note: no fuzz-mutations test: this tree has no bmbc target yet"
 fi

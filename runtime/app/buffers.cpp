@@ -1,0 +1,61 @@
+//===- app/buffers.cpp - mmap'ed, zeroed role allocations -----------------===//
+//
+// See buffers.h. A failed mapping is a user-facing error (the model does not
+// fit), reported with the role and its size.
+//
+//===----------------------------------------------------------------------===//
+#include "app/buffers.h"
+
+#include <cstdio>
+#include <string>
+#include <sys/mman.h>
+
+namespace bmrt {
+
+// Worth asking for huge pages only when the buffer spans several of them.
+static constexpr int64_t kHugePageThreshold = 4ll << 20;
+
+static void *mapZeroed(int64_t bytes, const char *role, const ProgramInfo &program) {
+  if (bytes < 0)
+    fail(std::string("program ") + program.job + " plans a negative size for its " + role);
+  if (bytes == 0)
+    return nullptr;
+  void *p = mmap(nullptr, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                 -1, 0);
+  if (p == MAP_FAILED) {
+    char size[64];
+    std::snprintf(size, sizeof size, "%.1f MiB", (double)bytes / (1 << 20));
+    fail(std::string("cannot allocate ") + size + " for the " + role + " of " + program.model);
+  }
+#ifdef MADV_HUGEPAGE
+  if (bytes >= kHugePageThreshold)
+    madvise(p, (size_t)bytes, MADV_HUGEPAGE); // advice only: failure changes nothing
+#endif
+  return p;
+}
+
+ProgramBuffers::ProgramBuffers(const ProgramInfo &program) {
+  bytes_[0] = program.paramBytes;
+  bytes_[1] = program.stateBytes;
+  bytes_[2] = program.activationBytes;
+  try {
+    buf_.params = mapZeroed(bytes_[0], "parameters", program);
+    buf_.state = mapZeroed(bytes_[1], "state (KV cache)", program);
+    buf_.activations = mapZeroed(bytes_[2], "activations", program);
+  } catch (...) {
+    release(); // what was mapped before the failing role
+    throw;
+  }
+}
+
+ProgramBuffers::~ProgramBuffers() { release(); }
+
+void ProgramBuffers::release() {
+  void *ptrs[3] = {buf_.params, buf_.state, buf_.activations};
+  for (int i = 0; i < 3; i++)
+    if (ptrs[i])
+      munmap(ptrs[i], (size_t)bytes_[i]);
+  buf_ = Buffers();
+}
+
+} // namespace bmrt

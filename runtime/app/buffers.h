@@ -1,0 +1,36 @@
+//===- app/buffers.h - The role allocations of one program ----------------===//
+//
+// One allocation per role (params, state, activations; DESIGN decision 3),
+// sized by the compiler's memory plan. They are anonymous mappings: page
+// aligned (more than the 64 bytes kernels want), zero without touching the
+// pages (so peak RSS shows what a run uses, not the plan), and large ones are
+// offered to transparent huge pages (fewer TLB misses on weights).
+//
+//===----------------------------------------------------------------------===//
+#ifndef BMRT_APP_BUFFERS_H
+#define BMRT_APP_BUFFERS_H
+
+#include "bmrt/program.h"
+
+namespace bmrt {
+
+/// Owns the three allocations of `program`; unmapped on destruction.
+class ProgramBuffers {
+public:
+  explicit ProgramBuffers(const ProgramInfo &program);
+  ~ProgramBuffers();
+  ProgramBuffers(const ProgramBuffers &) = delete;
+  ProgramBuffers &operator=(const ProgramBuffers &) = delete;
+
+  const Buffers &get() const { return buf_; }
+
+private:
+  void release();
+
+  Buffers buf_;
+  int64_t bytes_[3] = {0, 0, 0}; // params, state, activations
+};
+
+} // namespace bmrt
+
+#endif // BMRT_APP_BUFFERS_H

@@ -1,0 +1,65 @@
+//===- app/flags.h - The infer executable's command line ------------------===//
+//
+// Parsing is separate from running so the rules (every flag, its value, what
+// excludes what) are testable without a model. A bad command line is a
+// UsageError: infer_main prints it with a hint to --help and exits 2, apart
+// from run-time errors (bmrt::Error, exit 1).
+//
+//===----------------------------------------------------------------------===//
+#ifndef BMRT_APP_FLAGS_H
+#define BMRT_APP_FLAGS_H
+
+#include "bmrt/program.h"
+#include "bmrt/sampling.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace bmrt {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class OutputFormat : int { Text, Ids };
+
+struct InferFlags {
+  std::optional<std::string> load;            // --load (else the job's `from`)
+  std::optional<std::string> tokenizer;       // --tokenizer (else the checkpoint dir)
+  std::optional<std::string> prompt;          // --prompt (else stdin, one per line)
+  std::optional<std::vector<int32_t>> promptIds; // --prompt-ids 1,2,3
+  std::optional<int64_t> maxTokens;          // --max-tokens (default 128)
+  std::optional<std::string> sampling;        // --sampling
+  std::optional<double> temperature;
+  std::optional<int64_t> topK;
+  std::optional<double> topP;
+  uint64_t seed = 0;
+  bool ignoreEos = false;
+  int threads = 0;                            // 0: OMP_NUM_THREADS or all cores
+  bool profile = false;
+  OutputFormat output = OutputFormat::Text;
+  std::optional<std::string> dumpDir;
+  std::optional<std::string> save;
+  std::optional<std::string> saveNames;
+  bool info = false;
+  bool help = false;
+};
+
+/// Parses argv[1..argc); throws UsageError naming the flag and the problem.
+InferFlags parseInferFlags(int argc, char **argv);
+
+/// The sampling the run uses: the program's defaults, overridden by flags.
+/// A flag the chosen mode does not use (e.g. --top-k with greedy) is a
+/// UsageError rather than silently ignored.
+SamplingConfig resolveSampling(const InferFlags &flags, const ProgramInfo &program);
+
+/// --help: every flag, with this program's defaults.
+void printInferHelp(FILE *out, const char *argv0, const ProgramInfo &program);
+
+} // namespace bmrt
+
+#endif // BMRT_APP_FLAGS_H

@@ -1,0 +1,254 @@
+//===- app/infer_main.cpp - The infer executable's main -------------------===//
+//
+// An emitted infer program is `return bmrt::infer_main(argc, argv, kProgram)`;
+// everything around the compiled entry points happens here, in this order:
+// flags -> (--info) -> threads -> buffers + checkpoint -> (--save) ->
+// tokenizer -> one generation (or encoding) per prompt -> (--profile).
+// Exit codes: 0 success, 1 a run-time error (bmrt::Error: bad checkpoint,
+// prompt too long, ...), 2 a bad command line. Every error is one line
+// "error: ..." on stderr; stdout carries only the generated text.
+//
+//===----------------------------------------------------------------------===//
+#include "app/buffers.h"
+#include "app/flags.h"
+#include "app/info.h"
+#include "app/program_check.h"
+#include "app/run.h"
+#include "app/token_stream.h"
+#include "bmrt/checkpoint.h"
+#include "bmrt/program.h"
+#include "bmrt/tokenizer.h"
+
+#include <cblas.h> // openblas_set_num_threads (the OpenMP build of OpenBLAS)
+#include <omp.h>
+
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <sys/resource.h>
+
+namespace bmrt {
+
+namespace {
+
+// The whole run, once flags are parsed; throws UsageError / Error.
+class InferRun {
+public:
+  InferRun(const InferFlags &flags, const ProgramInfo &program)
+      : flags_(flags), program_(program), lm_(program.kind == ModelKind::CausalLM) {}
+  int run();
+
+private:
+  void checkFlagsApply();
+  void setThreads();
+  std::string checkpointPath() const;
+  bool needsTokenizer() const;
+  std::unique_ptr<Tokenizer> makeTokenizer(const std::string &checkpoint) const;
+  void runPrompt(const std::vector<int32_t> &ids, const Buffers &buf, Sampler *sampler,
+                 const Tokenizer *tokenizer);
+  void printRunProfile() const;
+
+  const InferFlags &flags_;
+  const ProgramInfo &program_;
+  const bool lm_;
+  Context ctx_;
+  RunStats stats_;
+};
+
+// Flags that only mean something for text generation are refused for an
+// encoder instead of being ignored.
+void InferRun::checkFlagsApply() {
+  if (lm_)
+    return;
+  const char *lmOnly = flags_.maxTokens   ? "--max-tokens"
+                       : flags_.sampling  ? "--sampling"
+                       : flags_.temperature ? "--temperature"
+                       : flags_.topK      ? "--top-k"
+                       : flags_.topP      ? "--top-p"
+                       : flags_.ignoreEos ? "--ignore-eos"
+                       : flags_.output == OutputFormat::Ids ? "--output ids"
+                                                            : nullptr;
+  if (lmOnly)
+    throw UsageError(std::string(lmOnly) + " applies to text generation; " + program_.model +
+                     " is an encoder");
+}
+
+// One thread count for our OpenMP loops and OpenBLAS (the OpenMP build
+// shares the pool, but keeps its own count).
+void InferRun::setThreads() {
+  int n = flags_.threads > 0 ? flags_.threads : omp_get_max_threads(); // OMP_NUM_THREADS or cores
+  omp_set_num_threads(n);
+  openblas_set_num_threads(n);
+  ctx_.numThreads = n;
+}
+
+std::string InferRun::checkpointPath() const {
+  if (flags_.load)
+    return *flags_.load;
+  if (program_.from && *program_.from)
+    return program_.from;
+  fail(std::string("no checkpoint: job ") + program_.job + " has no `from`; pass --load PATH");
+}
+
+// A tokenizer is needed to read text prompts, to print text, and to know the
+// end-of-text token; --prompt-ids --output ids --ignore-eos runs without one.
+bool InferRun::needsTokenizer() const {
+  if (flags_.tokenizer || !flags_.promptIds)
+    return true;
+  return lm_ && (flags_.output == OutputFormat::Text || !flags_.ignoreEos);
+}
+
+std::unique_ptr<Tokenizer> InferRun::makeTokenizer(const std::string &checkpoint) const {
+  std::string hint = program_.tokenizer ? program_.tokenizer : "";
+  // Byte-level models trained here have 256 byte ids, plus EOS as id 256
+  // when the vocabulary has room for it.
+  if (flags_.tokenizer ? *flags_.tokenizer == "byte" : hint == "byte")
+    return makeByteTokenizer(program_.vocab > 256);
+  std::string path = flags_.tokenizer ? *flags_.tokenizer : checkpoint;
+  if (!flags_.tokenizer && !std::filesystem::is_directory(path)) {
+    path = std::filesystem::path(path).parent_path().string();
+    if (path.empty())
+      path = ".";
+  }
+  return loadTokenizer(path, hint);
+}
+
+void InferRun::runPrompt(const std::vector<int32_t> &ids, const Buffers &buf, Sampler *sampler,
+                         const Tokenizer *tokenizer) {
+  std::string dump = flags_.dumpDir ? *flags_.dumpDir : "";
+  if (!lm_) {
+    encodePrompt(ctx_, program_, buf, ids, dump, stdout, stats_);
+    return;
+  }
+  GenerateOptions options;
+  options.maxTokens = flags_.maxTokens ? *flags_.maxTokens : 128;
+  if (tokenizer && !flags_.ignoreEos)
+    options.eos = tokenizer->eosId();
+  options.dumpDir = dump;
+  TokenStream stream(stdout, flags_.output, tokenizer);
+  generateTokens(ctx_, program_, buf, *sampler, ids, options, stream, stats_);
+}
+
+void InferRun::printRunProfile() const {
+  printProfile(ctx_);
+  auto rate = [](int64_t n, double s) { return s > 0 ? (double)n / s : 0.0; };
+  std::fprintf(stderr, "prefill: %lld tokens in %.6f s (%.1f tokens/s)\n",
+               (long long)stats_.prefillTokens, stats_.prefillSeconds,
+               rate(stats_.prefillTokens, stats_.prefillSeconds));
+  if (lm_)
+    std::fprintf(stderr, "decode: %lld tokens in %.6f s (%.1f tokens/s)\n",
+                 (long long)stats_.decodeTokens, stats_.decodeSeconds,
+                 rate(stats_.decodeTokens, stats_.decodeSeconds));
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage); // ru_maxrss is in KiB on Linux
+  const double mib = 1 << 20;
+  const ProgramInfo &p = program_;
+  std::fprintf(stderr,
+               "peak RSS: %.1f MiB (planned: params %.1f MiB + state %.1f MiB + activations "
+               "%.1f MiB = %.1f MiB)\n",
+               usage.ru_maxrss / 1024.0, p.paramBytes / mib, p.stateBytes / mib,
+               p.activationBytes / mib, (p.paramBytes + p.stateBytes + p.activationBytes) / mib);
+}
+
+int InferRun::run() {
+  checkProgram(program_);
+  if (flags_.info) {
+    printProgramInfo(stdout, program_);
+    return 0;
+  }
+  checkFlagsApply();
+  if (flags_.dumpDir && !flags_.prompt && !flags_.promptIds)
+    throw UsageError("--dump needs --prompt or --prompt-ids (the files are of one generation)");
+  if (flags_.saveNames) {
+    bool known = false;
+    std::string names;
+    for (int i = 0; i < program_.numNameMaps; i++) {
+      known |= *flags_.saveNames == program_.nameMaps[i].name;
+      names += std::string(i ? ", " : "") + program_.nameMaps[i].name;
+    }
+    if (!known)
+      throw UsageError("--save-names: " + std::string(program_.model) + " has no name map '" +
+                       *flags_.saveNames + "' (it has: " + (names.empty() ? "none" : names) +
+                       ")");
+  }
+  SamplingConfig sampling;
+  if (lm_)
+    sampling = resolveSampling(flags_, program_);
+  ctx_.profile = flags_.profile;
+  setThreads();
+
+  std::string checkpoint = checkpointPath();
+  ProgramBuffers buffers(program_);
+  const Buffers &buf = buffers.get();
+  loadCheckpoint(checkpoint, program_, buf.params);
+  if (flags_.save) {
+    saveCheckpoint(*flags_.save, program_, buf.params,
+                   flags_.saveNames ? flags_.saveNames->c_str() : nullptr);
+    std::fprintf(stderr, "saved %d parameters of %s to %s (%s names)\n", program_.numParams,
+                 program_.model, flags_.save->c_str(),
+                 flags_.saveNames ? flags_.saveNames->c_str() : "our");
+    return 0;
+  }
+  if (flags_.dumpDir)
+    std::filesystem::create_directories(*flags_.dumpDir);
+
+  std::unique_ptr<Tokenizer> tokenizer;
+  if (needsTokenizer())
+    tokenizer = makeTokenizer(checkpoint);
+  Sampler sampler;
+  if (lm_)
+    sampler = makeSampler(sampling, program_.vocab);
+
+  if (flags_.promptIds) {
+    runPrompt(*flags_.promptIds, buf, &sampler, tokenizer.get());
+  } else if (flags_.prompt) {
+    runPrompt(tokenizer->encode(*flags_.prompt, true), buf, &sampler, tokenizer.get());
+  } else {
+    // One independent generation per line; errors name the line.
+    std::string line;
+    for (int64_t number = 1; std::getline(std::cin, line); number++) {
+      if (!line.empty() && line.back() == '\r')
+        line.pop_back();
+      try {
+        runPrompt(tokenizer->encode(line, true), buf, &sampler, tokenizer.get());
+      } catch (const Error &e) {
+        fail("stdin line " + std::to_string(number) + ": " + e.what());
+      }
+    }
+  }
+  if (flags_.profile)
+    printRunProfile();
+  return 0;
+}
+
+} // namespace
+
+int infer_main(int argc, char **argv, const ProgramInfo &program) {
+  const char *argv0 = argc > 0 ? argv[0] : program.job;
+  try {
+    InferFlags flags = parseInferFlags(argc, argv);
+    if (flags.help) {
+      printInferHelp(stdout, argv0, program);
+      return 0;
+    }
+    return InferRun(flags, program).run();
+  } catch (const UsageError &e) {
+    std::fprintf(stderr, "error: %s\n(%s --help lists the flags)\n", e.what(), argv0);
+    return 2;
+  } catch (const Error &e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (const std::filesystem::filesystem_error &e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "error: out of memory\n");
+    return 1;
+  } catch (const std::exception &e) { // a bug of ours; still a message, not an abort
+    std::fprintf(stderr, "error: internal error: %s\n", e.what());
+    return 1;
+  }
+}
+
+} // namespace bmrt

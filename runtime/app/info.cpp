@@ -1,0 +1,95 @@
+//===- app/info.cpp - Describing a program from its tables ----------------===//
+//
+// Everything printed comes from the ProgramInfo tables, so --info answers
+// "what is in this binary" without a checkpoint: useful before downloading
+// weights, and to see which checkpoint layouts (name maps) it accepts.
+//
+//===----------------------------------------------------------------------===//
+#include "app/info.h"
+#include "app/tensors.h"
+
+#include <string>
+
+namespace bmrt {
+
+static const char *inputKindName(InputKind k) {
+  switch (k) {
+  case InputKind::Tokens: return "tokens";
+  case InputKind::TokenTypes: return "token types";
+  case InputKind::Mask: return "mask";
+  }
+  return "?";
+}
+
+static double mib(int64_t bytes) { return (double)bytes / (1 << 20); }
+
+static void printEntry(FILE *out, const EntryPoint &e) {
+  std::fprintf(out, "entry %s: up to %lld rows\n", e.name, (long long)e.capacity);
+  for (int i = 0; i < e.numInputs; i++)
+    std::fprintf(out, "  input  %-16s %s (%s)\n", e.inputs[i].name,
+                 describeTensor(e.inputs[i]).c_str(), inputKindName(e.inputKinds[i]));
+  for (int i = 0; i < e.numOutputs; i++)
+    std::fprintf(out, "  output %-16s %s\n", e.outputs[i].name,
+                 describeTensor(e.outputs[i]).c_str());
+}
+
+static void printNameMap(FILE *out, const NameMap &m) {
+  std::fprintf(out, "name map %s: %d rules\n", m.name, m.numRules);
+  for (int i = 0; i < m.numRules; i++) {
+    const NameRule &r = m.rules[i];
+    std::string parts;
+    for (int j = 0; j < r.numParts; j++)
+      parts += (j ? ", " : "") + std::string(r.parts[j]);
+    if (r.numParts > 1)
+      parts = "concat(" + parts + "; axis " + std::to_string(r.axis) + ")";
+    std::fprintf(out, "  %s = %s%s%s\n", r.external, parts.c_str(),
+                 r.transpose ? " transposed" : "", r.tied ? " (tied: may be absent)" : "");
+  }
+}
+
+void printProgramInfo(FILE *out, const ProgramInfo &p) {
+  bool lm = p.kind == ModelKind::CausalLM;
+  std::fprintf(out, "model: %s (%s, vocab %lld, ctx %lld)\n", p.model,
+               lm ? "causal LM" : "encoder", (long long)p.vocab, (long long)p.ctx);
+  std::fprintf(out, "job: %s\n", p.job);
+  std::fprintf(out, "source: %s\n", p.source);
+  std::fprintf(out, "checkpoint: %s\n", p.from && *p.from ? p.from : "(none)");
+  std::fprintf(out, "tokenizer: %s\n",
+               p.tokenizer && *p.tokenizer ? p.tokenizer : "(from the checkpoint directory)");
+  if (lm)
+    std::fprintf(out, "sampling: %s (temperature %g, top_k %lld, top_p %g)\n",
+                 p.sampling && *p.sampling ? p.sampling : "greedy", p.temperature,
+                 (long long)p.topK, p.topP);
+  int64_t count = 0, bytes = 0, frozen = 0;
+  for (int i = 0; i < p.numParams; i++) {
+    int64_t n = 1;
+    for (int d = 0; d < p.params[i].rank; d++)
+      n *= p.params[i].shape[d];
+    count += n;
+    bytes += n * dtypeBytes(p.params[i].dtype);
+    frozen += p.params[i].frozen ? n : 0;
+  }
+  std::fprintf(out, "params: %d tensors, %lld values (%lld frozen), %lld bytes\n", p.numParams,
+               (long long)count, (long long)frozen, (long long)bytes);
+  for (int i = 0; i < p.numParams; i++) {
+    const ParamInfo &q = p.params[i];
+    std::string shape;
+    for (int d = 0; d < q.rank; d++)
+      shape += (d ? ", " : "") + std::to_string(q.shape[d]);
+    std::fprintf(out, "  %-28s %s[%s]%s%s\n", q.name, dtypeName(q.dtype), shape.c_str(),
+                 q.stacked ? " stacked" : "", q.frozen ? " frozen" : "");
+  }
+  std::fprintf(out,
+               "memory plan: params %.2f MiB + state %.2f MiB + activations %.2f MiB = "
+               "%.2f MiB\n",
+               mib(p.paramBytes), mib(p.stateBytes), mib(p.activationBytes),
+               mib(p.paramBytes + p.stateBytes + p.activationBytes));
+  for (int i = 0; i < p.numEntries; i++)
+    printEntry(out, p.entries[i]);
+  if (p.numNameMaps == 0)
+    std::fprintf(out, "name maps: none (checkpoints use our names)\n");
+  for (int i = 0; i < p.numNameMaps; i++)
+    printNameMap(out, p.nameMaps[i]);
+}
+
+} // namespace bmrt

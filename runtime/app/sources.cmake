@@ -1,0 +1,15 @@
+# sources of the app component (see runtime/CMakeLists.txt): the infer
+# executable's main, its flags, buffers, sampling and output.
+bmrt_add_component(app
+  ${CMAKE_CURRENT_LIST_DIR}/buffers.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/encode.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/flags.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/generate.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/infer_main.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/info.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/npy.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/program_check.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/sampling.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tensors.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/token_stream.cpp
+)

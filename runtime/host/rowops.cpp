@@ -1,0 +1,159 @@
+//===- host/rowops.cpp - Softmax, rotary, embedding, positions, copies ----===//
+//
+// Why it is shaped like this:
+//  - Each kernel is a loop over independent rows spread over OpenMP threads;
+//    the small ones (positions, short copies) stay serial because waking the
+//    thread team costs more than the work.
+//  - rotary_forward for float reproduces Hugging Face's arithmetic, not just
+//    its formula: HF computes inv_freq = 1 / base^(2i/d) and the angle
+//    pos * inv_freq in fp32 (even for fp64 models), so at position p the fp32
+//    angle is off the exact one by ~p * 6e-8 rad. Checkpoints were trained
+//    with those angles; matching them keeps our logits on HF's. The double
+//    instantiation (gradient checks) computes the exact angle in fp64.
+//  - embedding_forward validates every id before copying anything, so a bad
+//    token fails with its position and no exception crosses an OpenMP region.
+//
+//===----------------------------------------------------------------------===//
+#include "bmrt/kernels.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace bmrt {
+namespace {
+
+int threadCount(const Context &ctx) { return ctx.numThreads > 0 ? ctx.numThreads : 1; }
+
+// Below this many elements a copy is not worth a parallel region.
+constexpr int64_t kParallelElements = 1 << 15;
+
+// inv_freq[i] = base^(-2i/headDim), i < headDim/2, in the precision rules
+// above: HF's fp32 steps for float, exact fp64 for double.
+void inverseFrequencies(float *invFreq, int64_t headDim, float base) {
+  for (int64_t i = 0; i < headDim / 2; ++i)
+    invFreq[i] = 1.0f / std::pow(base, float(2 * i) / float(headDim));
+}
+void inverseFrequencies(double *invFreq, int64_t headDim, float base) {
+  for (int64_t i = 0; i < headDim / 2; ++i)
+    invFreq[i] = std::pow(double(base), -double(2 * i) / double(headDim));
+}
+
+} // namespace
+
+template <class T>
+void softmax_forward(Context &ctx, T *out, const T *x, int64_t rows, int64_t C) {
+  ProfileScope profile(ctx, KernelKind::Softmax);
+  if (rows < 0 || C < 1)
+    fail("softmax_forward: needs rows >= 0 and C >= 1 (got rows " + std::to_string(rows) +
+         ", C " + std::to_string(C) + ")");
+#pragma omp parallel for num_threads(threadCount(ctx)) schedule(static) if (rows > 1)
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *xr = x + r * C;
+    T *o = out + r * C;
+    T m = xr[0];
+#pragma omp simd reduction(max : m)
+    for (int64_t i = 1; i < C; ++i)
+      m = xr[i] > m ? xr[i] : m;
+    T sum = 0;
+    for (int64_t i = 0; i < C; ++i) {
+      o[i] = std::exp(xr[i] - m); // <= 1: no overflow
+      sum += o[i];
+    }
+    const T inv = T(1) / sum;
+#pragma omp simd
+    for (int64_t i = 0; i < C; ++i)
+      o[i] *= inv;
+  }
+}
+
+template <class T>
+void rotary_forward(Context &ctx, T *out, const T *x, const int32_t *pos, int64_t rows,
+                    int64_t heads, int64_t headDim, int64_t rowStride, float base) {
+  ProfileScope profile(ctx, KernelKind::Rotary);
+  if (headDim < 2 || headDim % 2 != 0)
+    fail("rotary_forward: head dimension must be even and >= 2 (got " +
+         std::to_string(headDim) + ")");
+  if (heads < 1 || rows < 0 || rowStride < heads * headDim)
+    fail("rotary_forward: bad shape (rows " + std::to_string(rows) + ", heads " +
+         std::to_string(heads) + ", headDim " + std::to_string(headDim) +
+         ", rowStride " + std::to_string(rowStride) + ")");
+  if (!(base > 1.0f))
+    fail("rotary_forward: base must be > 1 (got " + std::to_string(base) + ")");
+  const int64_t half = headDim / 2;
+  std::vector<T> invFreq(half);
+  inverseFrequencies(invFreq.data(), headDim, base);
+#pragma omp parallel num_threads(threadCount(ctx)) if (rows > 1)
+  {
+    std::vector<T> table(2 * half); // cos then sin of one row's angles
+    T *cosv = table.data(), *sinv = table.data() + half;
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t i = 0; i < half; ++i) {
+        const T angle = T(pos[r]) * invFreq[i]; // rounded in T, as HF does in fp32
+        cosv[i] = std::cos(angle);
+        sinv[i] = std::sin(angle);
+      }
+      for (int64_t h = 0; h < heads; ++h) {
+        const T *xh = x + r * rowStride + h * headDim;
+        T *oh = out + r * rowStride + h * headDim;
+        // rotate_half: (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin); both
+        // halves are read before either is written, so out may alias x.
+#pragma omp simd
+        for (int64_t i = 0; i < half; ++i) {
+          const T x1 = xh[i], x2 = xh[i + half];
+          oh[i] = x1 * cosv[i] - x2 * sinv[i];
+          oh[i + half] = x2 * cosv[i] + x1 * sinv[i];
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void embedding_forward(Context &ctx, T *out, const int32_t *ids, const T *table,
+                       int64_t rows, int64_t vocab, int64_t C) {
+  ProfileScope profile(ctx, KernelKind::Embedding);
+  for (int64_t r = 0; r < rows; ++r)
+    if (ids[r] < 0 || ids[r] >= vocab)
+      fail("token id " + std::to_string(ids[r]) + " at row " + std::to_string(r) +
+           " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+#pragma omp parallel for num_threads(threadCount(ctx)) schedule(static) \
+    if (rows * C >= kParallelElements)
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(out + r * C, table + int64_t(ids[r]) * C, C * sizeof(T));
+}
+
+void positions_forward(Context &ctx, int32_t *out, int64_t rows, int64_t start) {
+  ProfileScope profile(ctx, KernelKind::Copy);
+  if (start < 0 || start + rows > INT32_MAX)
+    fail("positions_forward: positions [" + std::to_string(start) + ", " +
+         std::to_string(start + rows) + ") do not fit in int32");
+  for (int64_t r = 0; r < rows; ++r)
+    out[r] = int32_t(start + r);
+}
+
+template <class T>
+void copy_strided(Context &ctx, T *out, const T *x, int64_t outer, int64_t inner,
+                  int64_t xOuterStride, int64_t xOffset) {
+  ProfileScope profile(ctx, KernelKind::Copy);
+#pragma omp parallel for num_threads(threadCount(ctx)) schedule(static) \
+    if (outer * inner >= kParallelElements)
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(out + o * inner, x + o * xOuterStride + xOffset, inner * sizeof(T));
+}
+
+#define BMRT_INSTANTIATE_ROWOPS(T)                                                       \
+  template void softmax_forward<T>(Context &, T *, const T *, int64_t, int64_t);         \
+  template void rotary_forward<T>(Context &, T *, const T *, const int32_t *, int64_t,   \
+                                  int64_t, int64_t, int64_t, float);                     \
+  template void embedding_forward<T>(Context &, T *, const int32_t *, const T *,         \
+                                     int64_t, int64_t, int64_t);                         \
+  template void copy_strided<T>(Context &, T *, const T *, int64_t, int64_t, int64_t,    \
+                                int64_t);
+BMRT_INSTANTIATE_ROWOPS(float)
+BMRT_INSTANTIATE_ROWOPS(double)
+#undef BMRT_INSTANTIATE_ROWOPS
+
+} // namespace bmrt

@@ -498,6 +498,29 @@ void Dumper::decl(const Decl &d, unsigned indent) {
       os << ')';
     }
     break;
+  case Decl::Kind::Checkpoint: {
+    auto &c = llvm::cast<CheckpointDecl>(d);
+    os << "(checkpoint " << d.name;
+    at(d.loc);
+    os << " (for " << c.model;
+    at(c.modelLoc);
+    os << ')';
+    for (const NameRule &r : c.rules) {
+      line(indent + 1);
+      os << "(rule ";
+      str(r.external);
+      at(r.loc);
+      os << ' ';
+      expr(r.value.get());
+      if (r.cond) {
+        os << " (if ";
+        expr(r.cond.get());
+        os << ')';
+      }
+      os << ')';
+    }
+    break;
+  }
   }
   os << ')';
 }

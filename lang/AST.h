@@ -293,7 +293,7 @@ struct LayerItem {
 class Decl {
 public:
   enum class Kind {
-    Import, Layer, ModelAlias, Job, Template, Verbalizer, Recipe
+    Import, Layer, ModelAlias, Job, Template, Verbalizer, Recipe, Checkpoint
   };
   Decl(Kind kind, Loc loc) : kind(kind), loc(loc) {}
   virtual ~Decl() = default;
@@ -396,6 +396,28 @@ struct RecipeDecl : Decl {
   explicit RecipeDecl(Loc l) : Decl(Kind::Recipe, l) {}
   std::vector<Directive> directives;
   static bool classof(const Decl *d) { return d->getKind() == Kind::Recipe; }
+};
+
+/// One rule of a checkpoint name map: `"h.{i}.attn.c_attn.weight" =
+/// transpose(concat(h.attn.q.w, h.attn.k.w, h.attn.v.w)) if cond`. The value
+/// is kept as an expression (a parameter path, or transpose/concat/tied
+/// calls) and read by Sema.
+struct NameRule {
+  Loc loc;             // the external name
+  std::string external;
+  ExprPtr value;
+  ExprPtr cond;        // null: always applies
+};
+
+/// `checkpoint hf for GPT2 { rules }`: how the parameters of `model` (and of
+/// its aliases) are named in a foreign checkpoint. Its name is not a global
+/// symbol: each model has its own maps.
+struct CheckpointDecl : Decl {
+  explicit CheckpointDecl(Loc l) : Decl(Kind::Checkpoint, l) {}
+  std::string model;
+  Loc modelLoc;
+  std::vector<NameRule> rules;
+  static bool classof(const Decl *d) { return d->getKind() == Kind::Checkpoint; }
 };
 
 /// One parsed source file.

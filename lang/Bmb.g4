@@ -42,6 +42,7 @@ decl
   | templateDecl
   | verbalizerDecl
   | recipeDecl
+  | checkpointDecl
   ;
 
 importDecl : IMPORT str ;
@@ -121,6 +122,17 @@ dirAtom
 
 directiveSetting : key '=' settingValue ;
 
+// `checkpoint hf for GPT2 { "transformer.wte.weight" = wte.w ... }`: how the
+// model's parameters are named in a foreign checkpoint. Rules need no
+// separator: a rule starts with a string, which cannot continue an expression.
+checkpointDecl
+  : CHECKPOINT name=IDENT FOR model=IDENT '{' (nameRule (',' | ';')?)* '}'
+  ;
+
+// The value stops below the conditional expression, as a param's init does,
+// so that `= pool.w if pooler` reads as value `pool.w`, condition `pooler`.
+nameRule : external=str '=' value=opExpr (IF cond=opExpr)? ;
+
 //===----------------------------------------------------------------------===//
 // Statements
 //===----------------------------------------------------------------------===//
@@ -184,7 +196,7 @@ callArg : key '=' expr | expr ;
 // keywords that read as ordinary words are allowed: lora(on = [...]).
 key
   : IDENT | IMPORT | LAYER | MODEL | TRAIN | TUNE | COMPRESS | INFER
-  | TEMPLATE | VERBALIZER | RECIPE | PARAM | FROZEN | FORWARD | FOR | FROM
+  | TEMPLATE | VERBALIZER | RECIPE | CHECKPOINT | PARAM | FROZEN | FORWARD | FOR | FROM
   | WITH | ON | REPEAT
   ;
 
@@ -202,6 +214,7 @@ INFER : 'infer' ;
 TEMPLATE : 'template' ;
 VERBALIZER : 'verbalizer' ;
 RECIPE : 'recipe' ;
+CHECKPOINT : 'checkpoint' ;
 PARAM : 'param' ;
 FROZEN : 'frozen' ;
 FORWARD : 'forward' ;

@@ -81,6 +81,8 @@ public:
     auto model = b.create<bd::ModelOp>(loc(root.loc), modelName, root.layerName);
     b.setInsertionPointToEnd(&model.getBody().front());
     emitParams(root, {});
+    for (const program::CheckpointMap &m : p.checkpointMaps)
+      emitCheckpointMap(m);
 
     // The program's entry: the root's forward over the job's shapes.
     emitEntry(p, entryName);
@@ -207,6 +209,18 @@ private:
     }
     for (const auto &c : inst.children)
       emitParams(*c, stack);
+  }
+
+  void emitCheckpointMap(const program::CheckpointMap &m) {
+    SmallVector<bd::NameRuleAttr> rules;
+    for (const program::NameRule &r : m.rules) {
+      SmallVector<FlatSymbolRefAttr> parts;
+      for (const std::string &p : r.parts)
+        parts.push_back(FlatSymbolRefAttr::get(&ctx, p));
+      rules.push_back(bd::NameRuleAttr::get(&ctx, r.external, parts, r.axis,
+                                            r.transpose, r.tied));
+    }
+    b.create<bd::CheckpointMapOp>(loc(m.loc), m.name, rules);
   }
 
   SmallVector<Value> emitGraph(const LayerInstance &inst, ValueRange inputs,

@@ -122,6 +122,23 @@ ast::DeclPtr Builder::decl(G::DeclContext *ctx) {
       d->directives.push_back(directive(dir));
     return d;
   }
+  if (auto *c = ctx->checkpointDecl()) {
+    auto d = std::make_unique<ast::CheckpointDecl>(loc(c));
+    d->name = text(c->name);
+    d->nameLoc = loc(c->name);
+    d->model = text(c->model);
+    d->modelLoc = loc(c->model);
+    for (G::NameRuleContext *r : c->nameRule()) {
+      ast::NameRule rule;
+      rule.loc = loc(r->external);
+      rule.external = str(r->external);
+      rule.value = expr(need(r->value));
+      if (r->cond)
+        rule.cond = expr(r->cond);
+      d->rules.push_back(std::move(rule));
+    }
+    return d;
+  }
   throw BrokenTree{};
 }
 

@@ -52,10 +52,10 @@ const size_t kExprStarts[] = {G::INT,        G::FLOAT,  G::SIZE,  G::BAD_NUMBER,
                               G::BAD_STRING, G::TRUE,   G::FALSE, G::IDENT,      G::ELLIPSIS,
                               G::LPAREN,     G::LBRACK, G::MINUS, G::NOT,        G::REPEAT};
 // Keywords the grammar's `key` rule accepts as setting / argument names.
-const size_t kKeyKeywords[] = {G::IMPORT,   G::LAYER,  G::MODEL,    G::TRAIN,      G::TUNE,
-                               G::COMPRESS, G::INFER,  G::TEMPLATE, G::VERBALIZER, G::RECIPE,
-                               G::PARAM,    G::FROZEN, G::FORWARD,  G::FOR,        G::FROM,
-                               G::WITH,     G::ON,     G::REPEAT};
+const size_t kKeyKeywords[] = {G::IMPORT,     G::LAYER,  G::MODEL,  G::TRAIN,   G::TUNE,
+                               G::COMPRESS,   G::INFER,  G::TEMPLATE, G::VERBALIZER,
+                               G::RECIPE,     G::CHECKPOINT, G::PARAM, G::FROZEN, G::FORWARD,
+                               G::FOR,        G::FROM,   G::WITH,   G::ON,      G::REPEAT};
 // Tokens that would only continue what came before.
 const size_t kContinuations[] = {
     G::DOT,  G::LPAREN, G::EQ,      G::NE,  G::LT, G::LE, G::GT,   G::GE,    G::PLUS, G::MINUS,
@@ -256,6 +256,12 @@ Bracket bracketOf(const SourceMap &map, antlr4::ParserRuleContext *ctx) {
     return {firstToken(ctx, G::LBRACE), G::RBRACE,
             r->name ? "recipe " + quoted(map.text(r->name)) : "the recipe", true};
   }
+  case G::RuleCheckpointDecl: {
+    auto *c = static_cast<G::CheckpointDeclContext *>(ctx);
+    return {firstToken(ctx, G::LBRACE), G::RBRACE,
+            c->name ? "checkpoint map " + quoted(map.text(c->name)) : "the checkpoint map",
+            true};
+  }
   default:
     return {};
   }
@@ -270,7 +276,7 @@ std::string itemMessage(size_t rule, const Expected &ex) {
   case G::RuleFile:
     if (ex.has(G::IMPORT))
       return "expected a declaration (import, layer, model, train, tune, compress, "
-             "infer, template, verbalizer or recipe)";
+             "infer, template, verbalizer, recipe or checkpoint)";
     break;
   case G::RuleLayerBody:
     if (ex.has(G::PARAM))
@@ -291,6 +297,10 @@ std::string itemMessage(size_t rule, const Expected &ex) {
   case G::RuleRecipeDecl:
     if (ex.has(G::VERB) && ex.has(G::RBRACE))
       return "expected a recipe directive or '}'";
+    break;
+  case G::RuleCheckpointDecl:
+    if (ex.has(G::STRING) && ex.has(G::RBRACE))
+      return "expected a rule '\"external.name\" = param.path' or '}'";
     break;
   default:
     break;

@@ -173,6 +173,28 @@ struct Recipe {
   Loc loc;
 };
 
+/// One rule of a checkpoint name map: the external tensor `external` is
+/// transpose?(concat(parts, axis)) of our parameters, per layer slice when
+/// the parts are stacked ("{i}" in `external` is the layer index). A `tied`
+/// rule names a tensor the file may omit (the same data as its one part).
+struct NameRule {
+  std::string external;
+  std::vector<std::string> parts; // parameter symbols: "h.attn.q.w"
+  int64_t axis = 0;
+  bool transpose = false;
+  bool tied = false;
+  Loc loc;
+};
+
+/// A checkpoint name map that applies to the elaborated model, with the
+/// rules whose `if` holds for its hyperparameters. Complete: every
+/// parameter is a part of exactly one rule that is not tied.
+struct CheckpointMap {
+  std::string name;      // "hf"
+  std::vector<NameRule> rules;
+  Loc loc;
+};
+
 /// The result of Sema for one job (or for one model, with no job).
 struct Program {
   std::unique_ptr<LayerInstance> model;
@@ -180,6 +202,7 @@ struct Program {
   std::vector<Template> templates;
   std::vector<Verbalizer> verbalizers;
   std::vector<Recipe> recipes;
+  std::vector<CheckpointMap> checkpointMaps; // of the model, in source order
 };
 
 } // namespace bmb::program

@@ -78,6 +78,8 @@ static const char *declKind(const ast::Decl &d) {
     return "recipe";
   case ast::Decl::Kind::Import:
     return "import";
+  case ast::Decl::Kind::Checkpoint:
+    return "checkpoint map";
   }
   return "declaration";
 }
@@ -85,14 +87,15 @@ static const char *declKind(const ast::Decl &d) {
 std::optional<program::Program> Sema::run() {
   // 1. Every top-level name, across all files, is unique. Imports first, so
   // a clash is reported in the file that redefines a name (usually the
-  // user's, shadowing the stdlib).
+  // user's, shadowing the stdlib). Checkpoint maps are named per model, not
+  // globally.
   std::vector<const ast::File *> order;
   for (size_t i = 1; i < files.files.size(); ++i)
     order.push_back(files.files[i].get());
   order.push_back(files.files.front().get());
   for (const ast::File *file : order)
     for (const ast::DeclPtr &d : file->decls) {
-      if (llvm::isa<ast::ImportDecl>(d.get()))
+      if (llvm::isa<ast::ImportDecl, ast::CheckpointDecl>(d.get()))
         continue;
       auto [it, inserted] = globals.emplace(d->name, d.get());
       if (!inserted)
@@ -111,6 +114,8 @@ std::optional<program::Program> Sema::run() {
         checkVerbalizer(*v, prog);
       else if (const auto *r = dyn_cast<ast::RecipeDecl>(d.get()))
         checkRecipe(*r, prog);
+      else if (const auto *c = dyn_cast<ast::CheckpointDecl>(d.get()))
+        checkCheckpoint(*c);
     }
 
   // 3. Which job (or model) to elaborate.
@@ -286,6 +291,8 @@ std::optional<program::Program> Sema::run() {
   if (!ok)
     return std::nullopt;
   if (!elaborateForward(*root, inputs, modelLoc) || diags.hasErrors())
+    return std::nullopt;
+  if (!elaborateCheckpoints(modelName, *root, rootScope, prog))
     return std::nullopt;
   // MLIRGen gives every call its own region, so a layer called k times from
   // a layer called k times ... multiplies. Count before generating.

@@ -3,7 +3,8 @@
 // Sema is one class split over files by concern: SemaExpr.cpp evaluates
 // compile-time expressions, SemaLayer.cpp instantiates layers, SemaForward.cpp
 // elaborates forward bodies into graphs, SemaJob.cpp checks jobs, templates,
-// verbalizers and recipes, Sema.cpp collects symbols and drives it all.
+// verbalizers and recipes, SemaCheckpoint.cpp checks checkpoint name maps,
+// Sema.cpp collects symbols and drives it all.
 //
 //===----------------------------------------------------------------------===//
 #ifndef BMB_LANG_SEMAINTERNAL_H
@@ -186,6 +187,32 @@ public:
   /// seq = ctx, checkpoint = layer names).
   bool checkJobAgainstModel(const ast::JobDecl &decl, program::Job &job,
                             const LayerInstance &model);
+
+  //--- Checkpoint name maps (SemaCheckpoint.cpp) --------------------------
+  /// A rule as read at the top level: its parts by path, not yet resolved.
+  struct MapRule {
+    const ast::NameRule *rule = nullptr;
+    std::vector<std::pair<std::string, Loc>> parts; // "h.attn.q.w", where written
+    int64_t axis = 0;
+    Loc axisLoc;      // the axis value, or the concat call
+    Loc transposeLoc; // valid when transposed
+    bool tied = false;
+  };
+  struct MapDecl {
+    const ast::CheckpointDecl *decl = nullptr;
+    std::vector<MapRule> rules;
+    bool ok = true;
+  };
+  std::vector<MapDecl> checkpointMaps; // every map of every file, in load order
+  /// Top-level checks of one map, needing no model: the model exists, each
+  /// rule is well-formed, map names are unique per model, and unconditional
+  /// rules have distinct external names.
+  void checkCheckpoint(const ast::CheckpointDecl &decl);
+  /// Checks the maps that apply to `modelName` (declared for it or for a
+  /// model it aliases) against the elaborated model `root`, whose scope
+  /// evaluates the rules' conditions, and adds them to `p`.
+  bool elaborateCheckpoints(const std::string &modelName, const LayerInstance &root,
+                            const Scope &rootScope, program::Program &p);
 
   const LoadedFiles &files;
   const FrontendOptions &options;

@@ -54,7 +54,8 @@ std::vector<ValueSpec> jobSchema(ast::JobKind kind) {
          {"seq", VT::PosInt, {}},
          {"quantize", VT::Word, {"none", "int8"}},
          {"memory", VT::Size, {}},
-         {"sampling", VT::Config, {"greedy", "top_p", "top_k"}},
+         {"sampling", VT::Config, {"greedy", "temperature", "top_p", "top_k"}},
+         {"tokenizer", VT::Word, {"gpt2", "bert", "byte", "llama"}},
          {"max_tokens", VT::PosInt, {}}});
   return s;
 }

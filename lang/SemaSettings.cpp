@@ -36,6 +36,7 @@ const std::vector<CallSpec> &callSpecs() {
       {"bitfit", {}},
       // sampling
       {"greedy", {}},
+      {"temperature", {{"temperature", VT::PosFloat, {}, true}}},
       {"top_p", {{"p", VT::UnitFloat, {}, true}, {"temperature", VT::PosFloat, {}}}},
       {"top_k", {{"k", VT::PosInt, {}, true}, {"temperature", VT::PosFloat, {}}}},
   };

@@ -3,6 +3,7 @@
 #include "dialects/Bmb/BmbAttrs.h"
 
 #include "dialects/Bmb/BmbDialect.h"
+#include "dialects/Bmb/NameRules.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -14,6 +15,7 @@
 
 using namespace mlir;
 using namespace mlir::bmb;
+namespace namerules = ::bmb::namerules;
 
 #include "dialects/Bmb/BmbEnums.cpp.inc"
 
@@ -134,5 +136,113 @@ LogicalResult InitAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (kind == InitKind::Uniform && !(x < y))
     return emitError() << "uniform: low " << formatReal(x)
                        << " must be less than high " << formatReal(y);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// #bmb.name_rule
+//===----------------------------------------------------------------------===//
+
+Attribute NameRuleAttr::parseBody(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string external;
+  SmallVector<FlatSymbolRefAttr> parts;
+  int64_t axis = 0;
+  bool transpose = false, tied = false;
+  auto part = [&]() -> ParseResult {
+    StringAttr name;
+    if (parser.parseSymbolName(name))
+      return failure();
+    parts.push_back(FlatSymbolRefAttr::get(name));
+    return success();
+  };
+  // `@p` or `concat(@a, @b[, axis = k])`.
+  auto partList = [&]() -> ParseResult {
+    if (failed(parser.parseOptionalKeyword("concat")))
+      return part();
+    if (parser.parseLParen() || part())
+      return failure();
+    while (succeeded(parser.parseOptionalComma())) {
+      if (succeeded(parser.parseOptionalKeyword("axis")))
+        return failure(parser.parseEqual() || parser.parseInteger(axis) ||
+                       parser.parseRParen());
+      if (part())
+        return failure();
+    }
+    return parser.parseRParen();
+  };
+  if (parser.parseString(&external) || parser.parseEqual())
+    return {};
+  if (succeeded(parser.parseOptionalKeyword("tied"))) {
+    tied = true;
+    if (parser.parseLParen() || part() || parser.parseRParen())
+      return {};
+  } else if (succeeded(parser.parseOptionalKeyword("transpose"))) {
+    transpose = true;
+    if (parser.parseLParen() || partList() || parser.parseRParen())
+      return {};
+  } else if (partList()) {
+    return {};
+  }
+  return NameRuleAttr::getChecked([&] { return parser.emitError(loc); },
+                                  parser.getContext(), external, parts, axis,
+                                  transpose, tied);
+}
+
+void NameRuleAttr::printBody(AsmPrinter &printer) const {
+  printer.printString(getExternal());
+  printer << " = ";
+  if (getTied())
+    printer << "tied(";
+  if (getTranspose())
+    printer << "transpose(";
+  bool concat = getParts().size() > 1;
+  if (concat)
+    printer << "concat(";
+  llvm::interleaveComma(getParts(), printer);
+  if (concat && getAxis() != 0)
+    printer << ", axis = " << getAxis();
+  if (concat)
+    printer << ")";
+  if (getTranspose() || getTied())
+    printer << ")";
+}
+
+Attribute NameRuleAttr::parse(AsmParser &parser, Type) {
+  if (parser.parseLess())
+    return {};
+  Attribute attr = parseBody(parser);
+  if (!attr || parser.parseGreater())
+    return {};
+  return attr;
+}
+
+void NameRuleAttr::print(AsmPrinter &printer) const {
+  printer << "<";
+  printBody(printer);
+  printer << ">";
+}
+
+unsigned NameRuleAttr::getNumLayerIndices() const {
+  return namerules::countLayerIndices(getExternal().str());
+}
+
+LogicalResult NameRuleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   StringRef external,
+                                   ArrayRef<FlatSymbolRefAttr> parts,
+                                   int64_t axis, bool transpose, bool tied) {
+  if (std::string problem = namerules::checkExternal(external.str());
+      !problem.empty())
+    return emitError() << "\"" << external << "\": " << problem;
+  if (parts.empty() || llvm::is_contained(parts, FlatSymbolRefAttr()))
+    return emitError() << "\"" << external
+                       << "\": a rule needs one or more parameter symbols";
+  if (axis < 0 || (parts.size() == 1 && axis != 0))
+    return emitError() << "\"" << external << "\": axis " << axis
+                       << " must be >= 0, and is only for concat(...) of two "
+                          "or more parameters";
+  if (tied && (parts.size() != 1 || transpose))
+    return emitError() << "\"" << external
+                       << "\": tied(...) names one parameter, untransposed";
   return success();
 }

@@ -140,9 +140,9 @@ llvm::iterator_range<Block::op_iterator<ParamOp>> ModelOp::getParams() {
 
 LogicalResult ModelOp::verifyRegions() {
   for (Operation &op : getBody().front())
-    if (!isa<ParamOp, FunctionOpInterface>(op))
+    if (!isa<ParamOp, CheckpointMapOp, FunctionOpInterface>(op))
       return op.emitOpError("is not allowed in a bmb.model, which holds only "
-                            "bmb.param and functions");
+                            "bmb.param, bmb.checkpoint_map and functions");
   return success();
 }
 
@@ -447,6 +447,12 @@ static ParseResult parseInitBody(OpAsmParser &parser, InitAttr &init) {
 static void printInitBody(OpAsmPrinter &printer, Operation *, InitAttr init) {
   init.printBody(printer);
 }
+
+// `[ "name" = @p, ... ]` in bmb.checkpoint_map: BmbCheckpointMap.cpp.
+namespace mlir::bmb {
+ParseResult parseNameRules(OpAsmParser &parser, ArrayAttr &rules);
+void printNameRules(OpAsmPrinter &printer, Operation *op, ArrayAttr rules);
+} // namespace mlir::bmb
 
 #define GET_OP_CLASSES
 #include "dialects/Bmb/BmbOps.cpp.inc"

@@ -1,7 +1,8 @@
 //===- BmbOps.td - bmb operations --------------------------*- tablegen -*-===//
 //
-// The op definitions live in two files: BmbModelOps.td (model, params, layer
-// regions, jobs) and BmbTensorOps.td (the primitives on tensors).
+// The op definitions live in three files: BmbModelOps.td (model, params, layer
+// regions, jobs), BmbCheckpointMap.td (checkpoint name maps) and
+// BmbTensorOps.td (the primitives on tensors).
 //
 //===----------------------------------------------------------------------===//
 #ifndef BMB_OPS_TD
@@ -10,6 +11,7 @@
 include "BmbDialect.td"
 include "BmbAttrs.td"
 include "BmbModelOps.td"
+include "BmbCheckpointMap.td"
 include "BmbTensorOps.td"
 
 #endif // BMB_OPS_TD

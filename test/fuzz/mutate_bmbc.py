@@ -55,8 +55,9 @@ NUMBER_RE = re.compile(rb'(?<![A-Za-z_0-9.])\d+(?:\.\d*)?(?:[eE][-+]?\d+)?')
 
 KEYWORDS = [b"import", b"layer", b"model", b"param", b"forward", b"return",
             b"repeat", b"train", b"infer", b"tune", b"compress", b"recipe",
-            b"template", b"verbalizer", b"for", b"from", b"with", b"if",
-            b"true", b"false", b"int", b"float", b"bool", b"i32", b"..."]
+            b"template", b"verbalizer", b"checkpoint", b"for", b"from", b"with",
+            b"if", b"true", b"false", b"int", b"float", b"bool", b"i32", b"...",
+            b"concat", b"transpose", b"tied", b'"{i}"']
 WEIRD_TOKENS = [b"(", b")", b"{", b"}", b"[", b"]", b",", b"=", b":", b"->",
                 b".", b"+", b"-", b"*", b"/", b"@", b"#", b"$", b"\\", b"'",
                 b'"', b"`", b";", b"?", b"!", b"&&", b"||", b"<", b">",

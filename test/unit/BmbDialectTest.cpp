@@ -2,9 +2,10 @@
 //
 // Builds GPT-2 (124M) with the C++ builders the way MLIRGen does for
 // models/gpt2.bmb: parameters first (repeat-stacked), then the forward graph
-// with one bmb.layer per instance and a rolled bmb.repeat; verifies it, round
-// trips it through text, runs the frontend pipeline and checks the parameter
-// statistics against GPT-2's well-known 124,439,808.
+// with one bmb.layer per instance and a rolled bmb.repeat, and its Hugging
+// Face checkpoint map; verifies it, round trips it through text, runs the
+// frontend pipeline and checks the parameter statistics against GPT-2's
+// well-known 124,439,808.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +49,7 @@ public:
     auto model = b.create<ModelOp>(loc, "GPT2", "GPT2");
     b.setInsertionPointToEnd(&model.getBody().front());
     buildParams();
+    buildCheckpointMap();
     buildForward();
     b.setInsertionPointToEnd(module->getBody());
     buildJob();
@@ -89,6 +91,40 @@ private:
     param("h.mlp.down.b", {d}, InitKind::Zeros, true);
     param("ln_f.w", {d}, InitKind::Ones);
     param("ln_f.b", {d}, InitKind::Zeros);
+  }
+
+  /// models/gpt2.bmb's `checkpoint hf for GPT2`.
+  void buildCheckpointMap() {
+    MLIRContext *ctx = b.getContext();
+    SmallVector<NameRuleAttr> rules;
+    auto rule = [&](StringRef external, ArrayRef<StringRef> parts,
+                    bool transpose = false, bool tied = false) {
+      SmallVector<FlatSymbolRefAttr> refs;
+      for (StringRef p : parts)
+        refs.push_back(FlatSymbolRefAttr::get(ctx, p));
+      rules.push_back(
+          NameRuleAttr::get(ctx, external, refs, 0, transpose, tied));
+    };
+    rule("transformer.wte.weight", {"wte.w"});
+    rule("transformer.wpe.weight", {"wpe.w"});
+    rule("transformer.h.{i}.ln_1.weight", {"h.ln1.w"});
+    rule("transformer.h.{i}.ln_1.bias", {"h.ln1.b"});
+    rule("transformer.h.{i}.attn.c_attn.weight",
+         {"h.attn.q.w", "h.attn.k.w", "h.attn.v.w"}, /*transpose=*/true);
+    rule("transformer.h.{i}.attn.c_attn.bias",
+         {"h.attn.q.b", "h.attn.k.b", "h.attn.v.b"});
+    rule("transformer.h.{i}.attn.c_proj.weight", {"h.attn.o.w"}, true);
+    rule("transformer.h.{i}.attn.c_proj.bias", {"h.attn.o.b"});
+    rule("transformer.h.{i}.ln_2.weight", {"h.ln2.w"});
+    rule("transformer.h.{i}.ln_2.bias", {"h.ln2.b"});
+    rule("transformer.h.{i}.mlp.c_fc.weight", {"h.mlp.up.w"}, true);
+    rule("transformer.h.{i}.mlp.c_fc.bias", {"h.mlp.up.b"});
+    rule("transformer.h.{i}.mlp.c_proj.weight", {"h.mlp.down.w"}, true);
+    rule("transformer.h.{i}.mlp.c_proj.bias", {"h.mlp.down.b"});
+    rule("transformer.ln_f.weight", {"ln_f.w"});
+    rule("transformer.ln_f.bias", {"ln_f.b"});
+    rule("lm_head.weight", {"wte.w"}, false, /*tied=*/true);
+    b.create<CheckpointMapOp>(loc, "hf", rules);
   }
 
   /// One bmb.layer: creates the op, fills its body with `body(args)` and
@@ -291,6 +327,35 @@ TEST_F(BmbDialectTest, FrontendPipelineKeepsAValidModel) {
   int repeats = 0;
   module->walk([&](RepeatOp) { ++repeats; });
   EXPECT_EQ(repeats, 1); // still rolled
+  // The checkpoint map is kept, whole.
+  SmallVector<CheckpointMapOp> maps;
+  module->walk([&](CheckpointMapOp op) { maps.push_back(op); });
+  ASSERT_EQ(maps.size(), 1u);
+  EXPECT_EQ(maps[0].getRules().size(), 17u);
+}
+
+TEST_F(BmbDialectTest, NameRuleChecksWhatTextCannotSay) {
+  // The textual form cannot spell a rule without parts or a transposed tied
+  // rule; the builder can, and getChecked refuses them.
+  std::string message;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+    message = diag.str();
+    return success();
+  });
+  auto emit = [&] { return mlir::emitError(UnknownLoc::get(&ctx)); };
+  // The generated (out-of-line) getChecked: exact argument types.
+  auto rule = [&](ArrayRef<FlatSymbolRefAttr> parts, bool transpose,
+                  bool tied) {
+    return NameRuleAttr::getChecked(function_ref<InFlightDiagnostic()>(emit),
+                                    &ctx, StringRef("x"), parts, int64_t(0),
+                                    transpose, tied);
+  };
+  FlatSymbolRefAttr w = FlatSymbolRefAttr::get(&ctx, "w");
+  EXPECT_FALSE(rule({}, false, false));
+  EXPECT_EQ(message, "\"x\": a rule needs one or more parameter symbols");
+  EXPECT_FALSE(rule(w, /*transpose=*/true, /*tied=*/true));
+  EXPECT_EQ(message, "\"x\": tied(...) names one parameter, untransposed");
+  EXPECT_TRUE(rule(w, /*transpose=*/true, false));
 }
 
 TEST_F(BmbDialectTest, VerifierReportsTheShapeRule) {

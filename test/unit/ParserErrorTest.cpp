@@ -79,7 +79,7 @@ TEST(ParserErrors, ExpectedExpression) {
 TEST(ParserErrors, ItemLists) {
   EXPECT_EQ(firstError("layer A {}\nfoo"),
             "t.bmb:2:1: error: expected a declaration (import, layer, model, train, tune, "
-            "compress, infer, template, verbalizer or recipe), found 'foo'");
+            "compress, infer, template, verbalizer, recipe or checkpoint), found 'foo'");
   EXPECT_EQ(firstError("layer A { y = 1 ) }"),
             "t.bmb:1:17: error: expected a layer member ('param', a binding 'name = ...' or "
             "'forward') or '}', found ')'");
@@ -260,7 +260,7 @@ TEST(ParserErrors, SeveralErrorsInOneRun) {
                 "t.bmb:2:7: error: expected an expression, found ')'",
                 "t.bmb:5:9: error: expected '=' after setting name 'batch'",
                 "t.bmb:7:1: error: expected a declaration (import, layer, model, train, tune, "
-                "compress, infer, template, verbalizer or recipe), found 'foo'"}));
+                "compress, infer, template, verbalizer, recipe or checkpoint), found 'foo'"}));
 }
 
 } // namespace

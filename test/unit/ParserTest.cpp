@@ -187,8 +187,25 @@ TEST(ParserAst, Gpt2Structure) {
   auto *chat = declNamed<ast::JobDecl>(*p.file, "chat");
   ASSERT_TRUE(chat);
   EXPECT_EQ(chat->from.value_or(""), "ckpt/");
-  EXPECT_EQ(chat->fromLoc.line, 38u);
+  EXPECT_EQ(chat->fromLoc.line, 61u);
   EXPECT_EQ(chat->fromLoc.col, 26u);
+
+  // The Hugging Face name map: a declaration of its own kind, kept out of
+  // the model; rule values stay expressions for Sema.
+  auto *hf = declNamed<ast::CheckpointDecl>(*p.file, "hf");
+  ASSERT_TRUE(hf);
+  EXPECT_EQ(hf->model, "GPT2");
+  EXPECT_EQ(hf->modelLoc.line, 20u);
+  ASSERT_EQ(hf->rules.size(), 17u);
+  const ast::NameRule &cAttn = hf->rules[4];
+  EXPECT_EQ(cAttn.external, "transformer.h.{i}.attn.c_attn.weight");
+  EXPECT_EQ(cAttn.loc.line, 25u);
+  EXPECT_EQ(cAttn.loc.col, 3u);
+  auto *transpose = cast<ast::CallExpr>(cAttn.value.get());
+  EXPECT_EQ(cast<ast::NameExpr>(transpose->callee.get())->name, "transpose");
+  auto *concat = cast<ast::CallExpr>(transpose->args.at(0).value.get());
+  EXPECT_EQ(concat->args.size(), 3u);
+  EXPECT_FALSE(cAttn.cond);
 }
 
 TEST(ParserAst, BertStructure) {

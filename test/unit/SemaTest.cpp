@@ -111,6 +111,37 @@ TEST(SemaModels, RepeatStaysRolled) {
   EXPECT_EQ(h->layerName, "Block");
 }
 
+TEST(SemaModels, CheckpointMapsApplyToAliases) {
+  // GPT2's map applies to its alias GPT2Tiny, through the job.
+  Result r = compileFile(sourceDir() + "/models/gpt2.bmb", "pretrain");
+  ASSERT_TRUE(r.program) << r.diagnostics;
+  ASSERT_EQ(r.program->checkpointMaps.size(), 1u);
+  const program::CheckpointMap &hf = r.program->checkpointMaps[0];
+  EXPECT_EQ(hf.name, "hf");
+  ASSERT_EQ(hf.rules.size(), 17u);
+  const program::NameRule &cAttn = hf.rules[4];
+  EXPECT_EQ(cAttn.external, "transformer.h.{i}.attn.c_attn.weight");
+  EXPECT_EQ(cAttn.parts, (std::vector<std::string>{"h.attn.q.w", "h.attn.k.w", "h.attn.v.w"}));
+  EXPECT_EQ(cAttn.axis, 0);
+  EXPECT_TRUE(cAttn.transpose);
+  EXPECT_FALSE(cAttn.tied);
+  EXPECT_TRUE(hf.rules.back().tied);
+
+  // BERT's pooler rules apply only when the model has a pooler; BertMLM has
+  // its own map.
+  EXPECT_EQ(compileFile(sourceDir() + "/models/bert.bmb", "", "BERT")
+                .program->checkpointMaps.at(0).rules.size(), 23u);
+  Result noPool = compileText("import \"models/bert.bmb\"\n"
+                              "model NoPool = BERT(layers = 1, pooler = false)\n",
+                              "", "NoPool");
+  ASSERT_TRUE(noPool.program) << noPool.diagnostics;
+  EXPECT_EQ(noPool.program->checkpointMaps.at(0).rules.size(), 21u);
+  Result mlm = compileFile(sourceDir() + "/models/bert.bmb", "sst2");
+  ASSERT_TRUE(mlm.program) << mlm.diagnostics;
+  ASSERT_EQ(mlm.program->checkpointMaps.size(), 1u);
+  EXPECT_EQ(mlm.program->checkpointMaps[0].rules.size(), 28u);
+}
+
 TEST(SemaModels, EveryShippedJobChecks) {
   for (const char *job : {"pretrain", "pretrain_nano", "chat"})
     EXPECT_TRUE(compileFile(sourceDir() + "/models/gpt2.bmb", job).program) << job;

@@ -24,3 +24,18 @@ bmb.model @M layer "M" {
 }
 // CHECK: bmb.job @pretrain train for @M
 bmb.job @pretrain train for @M {}
+
+// A checkpoint map survives the pipeline and keeps the parameters it names:
+// symbol-dce removes the private @dead but not the private @named.
+// CHECK-LABEL: bmb.model @Mapped layer "M"
+// CHECK: bmb.param @named : tensor<8xf32> init ones {sym_visibility = "private"}
+// CHECK-NOT: @dead
+// CHECK: bmb.checkpoint_map "hf" [
+// CHECK-NEXT: "named" = @named,
+// CHECK-NEXT: "copy" = tied(@named)
+// CHECK-NEXT: ]
+bmb.model @Mapped layer "M" {
+  bmb.param @named : tensor<8xf32> init ones {sym_visibility = "private"}
+  bmb.param @dead : tensor<8xf32> init ones {sym_visibility = "private"}
+  bmb.checkpoint_map "hf" ["named" = @named, "copy" = tied(@named)]
+}

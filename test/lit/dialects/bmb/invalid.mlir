@@ -306,7 +306,7 @@ bmb.model @M layer "M" {
 // -----
 
 bmb.model @M layer "M" {
-  // expected-error @+1 {{'bmb.template' op is not allowed in a bmb.model, which holds only bmb.param and functions}}
+  // expected-error @+1 {{'bmb.template' op is not allowed in a bmb.model, which holds only bmb.param, bmb.checkpoint_map and functions}}
   bmb.template @t "{text_a}"
 }
 
@@ -614,3 +614,151 @@ bmb.recipe @r [{verb = "prune"}, {verb = "bake"}]
 
 // expected-error @+1 {{'bmb.recipe' op directive #0 needs a string `verb`}}
 bmb.recipe @r [{pattern = "2:4"}]
+
+// -----
+
+// Checkpoint name maps: a rule by itself (#bmb.name_rule's verifier).
+bmb.model @M layer "M" {
+  bmb.param @a : tensor<4xf32> init zeros
+  // expected-error @+1 {{"": a checkpoint name cannot be empty}}
+  bmb.checkpoint_map "hf" ["" = @a]
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @a : tensor<4xf32> init zeros
+  // expected-error @+1 {{"h.{layer}": only {i}, the layer index, may appear in braces in a checkpoint name}}
+  bmb.checkpoint_map "hf" ["h.{layer}" = @a]
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @a : tensor<2x4xf32> init zeros stacked 1
+  // expected-error @+1 {{"h.{i}.{i}": '{i}' appears 2 times in a checkpoint name; a name has one layer index}}
+  bmb.checkpoint_map "hf" ["h.{i}.{i}" = @a]
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @a : tensor<4xf32> init zeros
+  // expected-error @+1 {{"a": axis 1 must be >= 0, and is only for concat(...) of two or more parameters}}
+  bmb.checkpoint_map "hf" ["a" = concat(@a, axis = 1)]
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @a : tensor<4xf32> init zeros
+  bmb.param @b : tensor<4xf32> init zeros
+  // expected-error @+1 {{"ab": axis -1 must be >= 0, and is only for concat(...) of two or more parameters}}
+  bmb.checkpoint_map "hf" ["ab" = concat(@a, @b, axis = -1)]
+}
+
+// -----
+
+// A map within its model (bmb.checkpoint_map's verifier).
+func.func @outside() {
+  // expected-error @+1 {{'bmb.checkpoint_map' op expects parent op 'bmb.model'}}
+  bmb.checkpoint_map "hf" []
+  return
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @a : tensor<4xf32> init zeros
+  bmb.checkpoint_map "hf" ["a" = @a]
+  // expected-error @+1 {{'bmb.checkpoint_map' op name "hf" is already used by another bmb.checkpoint_map of this model}}
+  bmb.checkpoint_map "hf" ["a" = @a]
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @a : tensor<4xf32> init zeros
+  // expected-error @+1 {{'bmb.checkpoint_map' op has two rules for "a"}}
+  bmb.checkpoint_map "hf" ["a" = @a, "a" = tied(@a)]
+}
+
+// -----
+
+// A map against the model's parameters (its symbol uses).
+bmb.model @M layer "M" {
+  bmb.param @a : tensor<4xf32> init zeros
+  // expected-error @+1 {{'bmb.checkpoint_map' op rule "x": @forward does not name a bmb.param of the enclosing model}}
+  bmb.checkpoint_map "hf" ["a" = @a, "x" = @forward]
+  func.func @forward(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @a : tensor<4xf32> init zeros
+  bmb.param @b : tensor<4xf32> init zeros
+  // expected-error @+1 {{'bmb.checkpoint_map' op parameter @a is part of the rules for "a" and "ab"; a parameter is part of one rule that is not tied}}
+  bmb.checkpoint_map "hf" ["a" = @a, "copy" = tied(@a), "ab" = concat(@a, @b)]
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @g.h.w : tensor<3x2x4xf32> init zeros stacked 2
+  // expected-error @+1 {{'bmb.checkpoint_map' op rule "g.{i}.h": 'g.h.w' is stacked under 2 nested repeats; a checkpoint name has one layer index {i}, so parameters of nested repeats cannot be mapped yet}}
+  bmb.checkpoint_map "hf" ["g.{i}.h" = @g.h.w]
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @h.w : tensor<2x4xf32> init zeros stacked 1
+  bmb.param @w : tensor<4xf32> init zeros
+  // expected-error @+1 {{'bmb.checkpoint_map' op rule "h.{i}": the parts of a rule must all be stacked or all unstacked: 'h.w' is stacked (in a repeat), 'w' is not}}
+  bmb.checkpoint_map "hf" ["h.{i}" = concat(@h.w, @w)]
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @h.w : tensor<2x4xf32> init zeros stacked 1
+  // expected-error @+1 {{'bmb.checkpoint_map' op rule "h.w": 'h.w' is stacked over the 2 layers of a repeat: the checkpoint name needs '{i}' for the layer index}}
+  bmb.checkpoint_map "hf" ["h.w" = @h.w]
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<4xf32> init zeros
+  // expected-error @+1 {{'bmb.checkpoint_map' op rule "w.{i}": '{i}' stands for a layer index, but 'w' is not stacked (not in a repeat)}}
+  bmb.checkpoint_map "hf" ["w.{i}" = @w]
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @a : tensor<4xf32> init zeros
+  bmb.param @b : tensor<4xf32> init zeros
+  // expected-error @+1 {{'bmb.checkpoint_map' op rule "ab": concat axis 1 is out of range for parts of rank 1 ('a' f32[4])}}
+  bmb.checkpoint_map "hf" ["ab" = concat(@a, @b, axis = 1)]
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @h.a : tensor<2x4x8xf32> init zeros stacked 1
+  bmb.param @h.b : tensor<2x4x6xbf16> init zeros stacked 1
+  // expected-error @+1 {{'bmb.checkpoint_map' op rule "h.{i}": concat along axis 0 needs parts that agree in dtype, layers and every other dimension: 'h.a' f32[4, 8] per layer (2 layers), 'h.b' bf16[4, 6] per layer (2 layers)}}
+  bmb.checkpoint_map "hf" ["h.{i}" = concat(@h.a, @h.b)]
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @h.w : tensor<2x4xf32> init zeros stacked 1
+  // expected-error @+1 {{'bmb.checkpoint_map' op rule "h.{i}": transpose needs a 2-D tensor per layer, got 'h.w' f32[4] per layer (2 layers)}}
+  bmb.checkpoint_map "hf" ["h.{i}" = transpose(@h.w)]
+}

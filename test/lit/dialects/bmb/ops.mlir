@@ -139,6 +139,33 @@ bmb.model @Outer layer "Outer" {
   }
 }
 
+// CHECK-LABEL: bmb.model @Mapped layer "M" {
+bmb.model @Mapped layer "M" {
+  bmb.param @emb.w : tensor<16x8xf32> init normal(0.02)
+  bmb.param @h.q.w : tensor<2x8x8xf32> init normal(0.02) stacked 1
+  bmb.param @h.k.w : tensor<2x4x8xf32> init normal(0.02) stacked 1
+  bmb.param @h.q.b : tensor<2x8xf32> init zeros stacked 1
+  bmb.param @h.k.b : tensor<2x4xf32> init zeros stacked 1
+  bmb.param @a.w : tensor<4x3xf32> init zeros
+  bmb.param @b.w : tensor<4x5xf32> init zeros
+  // CHECK: bmb.checkpoint_map "hf" [
+  // CHECK-NEXT: "emb.weight" = @emb.w,
+  // CHECK-NEXT: "h.{i}.qk.weight" = transpose(concat(@h.q.w, @h.k.w)),
+  // CHECK-NEXT: "h.{i}.qk.bias" = concat(@h.q.b, @h.k.b),
+  // CHECK-NEXT: "ab" = transpose(concat(@a.w, @b.w, axis = 1)),
+  // CHECK-NEXT: "head \22tied\22" = tied(@emb.w)
+  // CHECK-NEXT: ]
+  bmb.checkpoint_map "hf" [
+    "emb.weight" = @emb.w,
+    "h.{i}.qk.weight" = transpose(concat(@h.q.w, @h.k.w, axis = 0)),
+    "h.{i}.qk.bias" = concat(@h.q.b, @h.k.b),
+    "ab" = transpose(concat(@a.w, @b.w, axis = 1)),
+    "head \"tied\"" = tied(@emb.w)
+  ]
+  // CHECK: bmb.checkpoint_map "empty" []
+  bmb.checkpoint_map "empty" []
+}
+
 // CHECK: bmb.job @pretrain train for @Nano {batch = 4 : i64, optimizer = {kind = "adamw", lr = 6.000000e-04 : f64}, seq = 64 : i64}
 bmb.job @pretrain train for @Nano {batch = 4 : i64, seq = 64 : i64, optimizer = {kind = "adamw", lr = 6.0e-4 : f64}}
 // CHECK: bmb.job @chat infer for @Nano from "ckpt/" {}

@@ -90,6 +90,7 @@ private:
   DenseMap<Value, Value> buffers; // tensor -> memref (or index -> index)
   DenseMap<Value, int64_t> seqDims;
   int attentionCount = 0;
+  Value tokensArg; // the input of kind "tokens": its embedding gives `vocab`
   scf::ForOp currentLoop; // the loop of the repeat being lowered
 
   MemRefType memrefOf(Type t) {
@@ -148,6 +149,8 @@ LogicalResult EntryLowering::lowerInputs(func::FuncOp f) {
                                       IntegerAttr());
     buffers[arg] = buf;
     seqDims[arg] = 1;
+    if (kind == "tokens")
+      tokensArg = arg;
   }
   return success();
 }
@@ -205,7 +208,9 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
     Value out = alloc(loc, e.getResult().getType());
     b.create<ex::EmbeddingOp>(loc, lookup(e.getIds()), lookup(e.getWeight()), out,
                               rowsFor(seqDim(e.getIds())));
-    if (auto in = dyn_cast<BlockArgument>(e.getIds()); in && !vocab)
+    // The table the tokens index is the vocabulary (not the first embedding
+    // of any input: type(token_types) + word(tokens) gave vocab = types).
+    if (e.getIds() == tokensArg && !vocab)
       vocab = cast<RankedTensorType>(e.getWeight().getType()).getDimSize(0);
     buffers[e.getResult()] = out;
     seqDims[e.getResult()] = seqDim(e.getIds()) < 0 ? -1 : seqDim(e.getIds());
@@ -457,8 +462,13 @@ LogicalResult EntryLowering::lowerReturn(func::ReturnOp ret) {
     std::string name = d < 0 ? "pooled" : "hidden";
     // A causal LM's prefill needs the next-token logits of the last row
     // only: the head's GEMM reads one row (bmb_exec.row_view at %rows - 1).
+    // Only when nothing but the head writes or reads the logits: another
+    // reader (softmax(logits) returned too) needs every row, and erasing the
+    // full-size alloc under it crashed.
     auto gemmAlloc = buf.getDefiningOp<ex::AllocOp>();
-    ex::GemmOp head = gemmAlloc ? dyn_cast_or_null<ex::GemmOp>(ex::soleWriter(buf)) : nullptr;
+    ex::GemmOp head = gemmAlloc && buf.hasOneUse()
+                          ? dyn_cast_or_null<ex::GemmOp>(ex::soleWriter(buf))
+                          : nullptr;
     if (i == 0 && !sawBidirectional && head && d >= 0) {
       name = "logits";
       if (prefill) {
@@ -577,6 +587,24 @@ struct LowerBmbToExecPass : mlir::bmb::impl::LowerBmbToExecPassBase<LowerBmbToEx
     program->setAttr("source", module->hasAttr("bmb.source")
                                    ? module->getAttr("bmb.source")
                                    : StringAttr::get(ctx, ""));
+    // Checkpoint name maps travel with the params they name: the runtime
+    // gets them as tables (bmrt::NameMap) to load Hugging Face files.
+    b.setInsertionPointToEnd(&program.getBody().front());
+    for (auto map : model.getOps<CheckpointMapOp>()) {
+      SmallVector<Attribute> rules;
+      for (Attribute a : map.getRules()) {
+        auto rule = cast<NameRuleAttr>(a);
+        SmallVector<Attribute> parts(rule.getParts().begin(), rule.getParts().end());
+        rules.push_back(b.getDictionaryAttr({
+            b.getNamedAttr("external", b.getStringAttr(rule.getExternal())),
+            b.getNamedAttr("parts", b.getArrayAttr(parts)),
+            b.getNamedAttr("axis", b.getI64IntegerAttr(rule.getAxis())),
+            b.getNamedAttr("transpose", b.getBoolAttr(rule.getTranspose())),
+            b.getNamedAttr("tied", b.getBoolAttr(rule.getTied())),
+        }));
+      }
+      b.create<ex::NameMapOp>(map.getLoc(), map.getName(), b.getArrayAttr(rules));
+    }
     // The model graph is spent: what remains is the plan (and the job's
     // other declarations, which emission ignores).
     model.erase();

@@ -20,6 +20,14 @@ int64_t lastDim(Type t) {
   auto m = cast<MemRefType>(t);
   return m.getRank() == 0 ? 1 : m.getShape().back();
 }
+/// The rows of `t` seen as [rows, lastDim]: the product of the leading dims.
+/// Not numElements / lastDim, which divides by zero on an empty last dim.
+int64_t leadRows(Type t) {
+  int64_t rows = 1;
+  for (int64_t d : cast<MemRefType>(t).getShape().drop_back())
+    rows *= d;
+  return rows;
+}
 
 template <class RefOp>
 LogicalResult verifyStackedRef(RefOp op, Operation *decl, Type declType, bool stacked,
@@ -58,7 +66,9 @@ LogicalResult NameMapOp::verify() {
       return emitOpError("rule ") << i << " needs external, parts, axis, transpose and tied";
     for (Attribute p : parts) {
       auto ref = dyn_cast<FlatSymbolRefAttr>(p);
-      if (!ref || !SymbolTable::lookupSymbolIn(program, ref.getAttr()))
+      // A part must be a param, not just any symbol (a state or an entry
+      // function passed this check before).
+      if (!ref || !isa_and_nonnull<ParamOp>(SymbolTable::lookupSymbolIn(program, ref.getAttr())))
         return emitOpError("rule '") << ext.getValue() << "' names " << p
                                      << ", which is not a param of the program";
     }
@@ -123,7 +133,9 @@ LogicalResult KernelOp::verifyRegions() {
     return emitOpError("yields ") << yield.getValue().getType()
                                   << ", not the output's element type";
   for (Operation &op : body.without_terminator())
-    if (!isa<arith::ArithDialect, math::MathDialect>(op.getDialect()))
+    // getDialect() is null for an unregistered op (--allow-unregistered-dialect):
+    // isa<> on it crashed.
+    if (!isa_and_nonnull<arith::ArithDialect, math::MathDialect>(op.getDialect()))
       return op.emitOpError("is not scalar arith/math: generated kernel bodies are "
                             "printed as C++ expressions");
   return success();
@@ -139,7 +151,9 @@ LogicalResult GemmOp::verify() {
     return emitOpError("a's last dim ") << lastDim(getA().getType()) << " is not k = " << k;
   if (lastDim(getOut().getType()) != n)
     return emitOpError("out's last dim ") << lastDim(getOut().getType()) << " is not n = " << n;
-  if (numElements(getA().getType()) / k != numElements(getOut().getType()) / n)
+  // leadRows, not a division by k or n: either may be 0 in hand-written IR,
+  // which crashed the verifier.
+  if (leadRows(getA().getType()) != leadRows(getOut().getType()))
     return emitOpError("a and out have different row counts");
   if (getBias() && numElements(getBias().getType()) != n)
     return emitOpError("bias must have n = ") << n << " elements";
@@ -166,25 +180,34 @@ LogicalResult NormOp::verify() {
 }
 
 LogicalResult AttentionOp::verify() {
-  if (getHeads() <= 0 || getKvHeads() <= 0 || getHeads() % getKvHeads() != 0)
+  // The I64Attr getters return uint64_t: read them signed, or negative
+  // heads (and a negative head_dim to match) wrapped around the checks.
+  int64_t heads = getHeads(), kvHeads = getKvHeads(), headDim = getHeadDim();
+  int64_t capacity = getCapacity();
+  if (heads <= 0 || kvHeads <= 0 || heads % kvHeads != 0)
     return emitOpError("heads must be a positive multiple of kv_heads");
-  if (lastDim(getQ().getType()) != getHeads() * getHeadDim())
+  if (lastDim(getQ().getType()) != heads * headDim)
     return emitOpError("q rows must be heads x head_dim");
-  if (lastDim(getK().getType()) != getKvHeads() * getHeadDim() ||
-      lastDim(getKCache().getType()) != getKvHeads() * getHeadDim())
+  if (lastDim(getK().getType()) != kvHeads * headDim ||
+      lastDim(getKCache().getType()) != kvHeads * headDim)
     return emitOpError("k and the cache rows must be kv_heads x head_dim");
-  if (numElements(getKCache().getType()) / lastDim(getKCache().getType()) < getCapacity())
-    return emitOpError("the cache holds fewer than capacity = ") << getCapacity() << " rows";
+  if (capacity <= 0)
+    return emitOpError("capacity must be positive, got ") << capacity;
+  // leadRows: dividing by an empty cache row crashed the verifier.
+  if (leadRows(getKCache().getType()) < capacity)
+    return emitOpError("the cache holds fewer than capacity = ") << capacity << " rows";
   return success();
 }
 
 LogicalResult TakeOp::verify() {
   auto x = cast<MemRefType>(getX().getType());
-  if (getAxis() < 0 || getAxis() >= x.getRank())
-    return emitOpError("axis ") << getAxis() << " out of range for " << x;
-  if (getIndex() < 0 || getIndex() >= x.getDimSize(getAxis()))
-    return emitOpError("index ") << getIndex() << " out of range";
-  if (numElements(getOut().getType()) * x.getDimSize(getAxis()) != x.getNumElements())
+  // Signed, as in AttentionOp::verify: a negative axis printed as 2^64 - 1.
+  int64_t axis = getAxis(), index = getIndex();
+  if (axis < 0 || axis >= x.getRank())
+    return emitOpError("axis ") << axis << " out of range for " << x;
+  if (index < 0 || index >= x.getDimSize(axis))
+    return emitOpError("index ") << index << " out of range";
+  if (numElements(getOut().getType()) * x.getDimSize(axis) != x.getNumElements())
     return emitOpError("out must have x's elements without the axis");
   return success();
 }

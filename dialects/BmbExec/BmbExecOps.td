@@ -16,6 +16,11 @@ include "mlir/IR/RegionKindInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/OpAsmInterface.td"
 
+// Every buffer has a static shape (DESIGN decision 1): run-time lengths are
+// `rows` operands. Dynamic memrefs used to pass the verifiers and then broke
+// their arithmetic, memory planning and emission.
+def BmbExec_Buffer : StaticShapeMemRefOf<[AnyType]>;
+
 //===----------------------------------------------------------------------===//
 // Program structure
 //===----------------------------------------------------------------------===//
@@ -54,7 +59,7 @@ def BmbExec_ParamOp : BmbExec_Op<"param", [Symbol, HasParent<"ProgramOp">]> {
     bmb_exec.param @h.ln1.w stacked offset 4096 : memref<2x64xf32>
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<AnyMemRef>:$type,
+  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<BmbExec_Buffer>:$type,
                        UnitAttr:$stacked, UnitAttr:$frozen, OptionalAttr<I64Attr>:$offset);
   let assemblyFormat = [{
     $sym_name (`stacked` $stacked^)? (`frozen` $frozen^)? (`offset` $offset^)? `:` $type attr-dict
@@ -70,7 +75,7 @@ def BmbExec_StateOp : BmbExec_Op<"state", [Symbol, HasParent<"ProgramOp">]> {
     bmb_exec.state @h.attn.k_cache stacked offset 0 : memref<2x1x64x64xf32>
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<AnyMemRef>:$type,
+  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<BmbExec_Buffer>:$type,
                        UnitAttr:$stacked, OptionalAttr<I64Attr>:$offset);
   let assemblyFormat = [{
     $sym_name (`stacked` $stacked^)? (`offset` $offset^)? `:` $type attr-dict
@@ -103,7 +108,7 @@ def BmbExec_ParamRefOp : BmbExec_Op<"param_ref", [Pure,
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$param, Optional<Index>:$layer);
-  let results = (outs AnyMemRef:$result);
+  let results = (outs BmbExec_Buffer:$result);
   let assemblyFormat = "$param (`[` $layer^ `]`)? attr-dict `:` type($result)";
 }
 
@@ -116,7 +121,7 @@ def BmbExec_StateRefOp : BmbExec_Op<"state_ref", [Pure,
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$state, Optional<Index>:$layer);
-  let results = (outs AnyMemRef:$result);
+  let results = (outs BmbExec_Buffer:$result);
   let assemblyFormat = "$state (`[` $layer^ `]`)? attr-dict `:` type($result)";
 }
 
@@ -137,7 +142,7 @@ def BmbExec_AllocOp : BmbExec_Op<"alloc", [
     ```
   }];
   let arguments = (ins OptionalAttr<I64Attr>:$offset);
-  let results = (outs AnyMemRef:$result);
+  let results = (outs BmbExec_Buffer:$result);
   let assemblyFormat = "(`offset` $offset^)? attr-dict `:` type($result)";
 }
 
@@ -153,7 +158,7 @@ def BmbExec_InputOp : BmbExec_Op<"input"> {
   }];
   let arguments = (ins StrAttr:$name, StrAttr:$kind, I64Attr:$rows_dim,
                        OptionalAttr<I64Attr>:$offset);
-  let results = (outs AnyMemRef:$result);
+  let results = (outs BmbExec_Buffer:$result);
   let assemblyFormat = [{
     $name `kind` $kind `rows_dim` $rows_dim (`offset` $offset^)? attr-dict `:` type($result)
   }];
@@ -168,7 +173,7 @@ def BmbExec_OutputOp : BmbExec_Op<"output"> {
     bmb_exec.output "logits" %l rows_dim -1 : memref<1x1x512xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$name, AnyMemRef:$buffer, I64Attr:$rows_dim);
+  let arguments = (ins StrAttr:$name, BmbExec_Buffer:$buffer, I64Attr:$rows_dim);
   let assemblyFormat = "$name $buffer `rows_dim` $rows_dim attr-dict `:` type($buffer)";
 }
 
@@ -179,8 +184,8 @@ def BmbExec_ReshapeOp : BmbExec_Op<"reshape", [Pure]> {
     %y = bmb_exec.reshape %x : memref<1x64x64xf32> to memref<64x64xf32>
     ```
   }];
-  let arguments = (ins AnyMemRef:$source);
-  let results = (outs AnyMemRef:$result);
+  let arguments = (ins BmbExec_Buffer:$source);
+  let results = (outs BmbExec_Buffer:$result);
   let assemblyFormat = "$source attr-dict `:` type($source) `to` type($result)";
   let hasVerifier = 1;
 }
@@ -196,8 +201,8 @@ def BmbExec_RowViewOp : BmbExec_Op<"row_view", [Pure]> {
     %last = bmb_exec.row_view %h[%r] row_elems 64 : memref<1x64x64xf32> to memref<1x1x64xf32>
     ```
   }];
-  let arguments = (ins AnyMemRef:$source, Index:$row, I64Attr:$row_elems);
-  let results = (outs AnyMemRef:$result);
+  let arguments = (ins BmbExec_Buffer:$source, Index:$row, I64Attr:$row_elems);
+  let results = (outs BmbExec_Buffer:$result);
   let assemblyFormat = [{
     $source `[` $row `]` `row_elems` $row_elems attr-dict `:` type($source) `to` type($result)
   }];
@@ -219,7 +224,7 @@ def BmbExec_EwiseOp : BmbExec_Op<"ewise", [AttrSizedOperandSegments]> {
     bmb_exec.ewise "add" ins(%a, %b : memref<1x64x64xf32>, memref<64x64xf32>) outs(%c : memref<1x64x64xf32>) rows %rows
     ```
   }];
-  let arguments = (ins StrAttr:$kind, Variadic<AnyMemRef>:$inputs, AnyMemRef:$out,
+  let arguments = (ins StrAttr:$kind, Variadic<BmbExec_Buffer>:$inputs, BmbExec_Buffer:$out,
                        Optional<Index>:$rows, OptionalAttr<F64Attr>:$factor);
   let assemblyFormat = [{
     $kind `ins` `(` $inputs `:` type($inputs) `)` `outs` `(` $out `:` type($out) `)`
@@ -246,7 +251,7 @@ def BmbExec_KernelOp : BmbExec_Op<"kernel", [AttrSizedOperandSegments,
     }
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, Variadic<AnyMemRef>:$inputs, AnyMemRef:$out,
+  let arguments = (ins SymbolNameAttr:$sym_name, Variadic<BmbExec_Buffer>:$inputs, BmbExec_Buffer:$out,
                        Optional<Index>:$rows,
                        OptionalAttr<DenseI64ArrayAttr>:$in_div,
                        OptionalAttr<DenseI64ArrayAttr>:$in_mod,
@@ -282,8 +287,8 @@ def BmbExec_GemmOp : BmbExec_Op<"gemm", [AttrSizedOperandSegments]> {
         : memref<1x64x64xf32>, memref<256x64xf32>, memref<256xf32> -> memref<1x64x256xf32>
     ```
   }];
-  let arguments = (ins AnyMemRef:$a, AnyMemRef:$b, Optional<AnyMemRef>:$bias,
-                       Optional<AnyMemRef>:$residual, AnyMemRef:$out, Optional<Index>:$rows,
+  let arguments = (ins BmbExec_Buffer:$a, BmbExec_Buffer:$b, Optional<BmbExec_Buffer>:$bias,
+                       Optional<BmbExec_Buffer>:$residual, BmbExec_Buffer:$out, Optional<Index>:$rows,
                        DefaultValuedAttr<BoolAttr, "true">:$trans_b,
                        DefaultValuedAttr<StrAttr, "\"none\"">:$act);
   let assemblyFormat = [{
@@ -304,9 +309,9 @@ def BmbExec_NormOp : BmbExec_Op<"norm", [AttrSizedOperandSegments]> {
         : memref<1x64x64xf32>, memref<64xf32> -> memref<1x64x64xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$kind, AnyMemRef:$x, AnyMemRef:$w, Optional<AnyMemRef>:$bias,
-                       Optional<AnyMemRef>:$residual, Optional<AnyMemRef>:$sum,
-                       AnyMemRef:$out, Optional<Index>:$rows, F64Attr:$eps);
+  let arguments = (ins StrAttr:$kind, BmbExec_Buffer:$x, BmbExec_Buffer:$w, Optional<BmbExec_Buffer>:$bias,
+                       Optional<BmbExec_Buffer>:$residual, Optional<BmbExec_Buffer>:$sum,
+                       BmbExec_Buffer:$out, Optional<Index>:$rows, F64Attr:$eps);
   let assemblyFormat = [{
     $kind $x `,` $w (`bias` $bias^ `:` type($bias))?
     (`residual` $residual^ `:` type($residual))? (`sum` $sum^ `:` type($sum))?
@@ -329,8 +334,8 @@ def BmbExec_AttentionOp : BmbExec_Op<"attention", [AttrSizedOperandSegments]> {
         : memref<1x64x64xf32>, memref<1x64x64xf32>, memref<1x64x64xf32>, memref<1x64x64xf32>, memref<1x64x64xf32> -> memref<1x64x64xf32>
     ```
   }];
-  let arguments = (ins AnyMemRef:$q, AnyMemRef:$k, AnyMemRef:$v, AnyMemRef:$k_cache,
-                       AnyMemRef:$v_cache, Optional<AnyMemRef>:$mask, AnyMemRef:$out,
+  let arguments = (ins BmbExec_Buffer:$q, BmbExec_Buffer:$k, BmbExec_Buffer:$v, BmbExec_Buffer:$k_cache,
+                       BmbExec_Buffer:$v_cache, Optional<BmbExec_Buffer>:$mask, BmbExec_Buffer:$out,
                        Index:$start, Optional<Index>:$rows,
                        UnitAttr:$causal, I64Attr:$heads, I64Attr:$kv_heads, I64Attr:$head_dim,
                        I64Attr:$capacity, F64Attr:$scale);
@@ -350,7 +355,7 @@ def BmbExec_RotaryOp : BmbExec_Op<"rotary"> {
         : memref<1x64x64xf32>, memref<64xi32> -> memref<1x64x64xf32>
     ```
   }];
-  let arguments = (ins AnyMemRef:$x, AnyMemRef:$positions, AnyMemRef:$out, Optional<Index>:$rows,
+  let arguments = (ins BmbExec_Buffer:$x, BmbExec_Buffer:$positions, BmbExec_Buffer:$out, Optional<Index>:$rows,
                        I64Attr:$heads, I64Attr:$head_dim, F64Attr:$base);
   let assemblyFormat = [{
     $x `,` $positions `outs` `(` $out `)` (`rows` $rows^)? attr-dict `:` type($x) `,`
@@ -365,7 +370,7 @@ def BmbExec_EmbeddingOp : BmbExec_Op<"embedding"> {
     bmb_exec.embedding %ids, %table outs(%x) rows %rows : memref<1x64xi32>, memref<512x64xf32> -> memref<1x64x64xf32>
     ```
   }];
-  let arguments = (ins AnyMemRef:$ids, AnyMemRef:$table, AnyMemRef:$out, Optional<Index>:$rows);
+  let arguments = (ins BmbExec_Buffer:$ids, BmbExec_Buffer:$table, BmbExec_Buffer:$out, Optional<Index>:$rows);
   let assemblyFormat = [{
     $ids `,` $table `outs` `(` $out `)` (`rows` $rows^)? attr-dict `:` type($ids) `,`
     type($table) `->` type($out)
@@ -379,7 +384,7 @@ def BmbExec_PositionsOp : BmbExec_Op<"positions"> {
     bmb_exec.positions outs(%p) start %start rows %rows : memref<64xi32>
     ```
   }];
-  let arguments = (ins AnyMemRef:$out, Index:$start, Optional<Index>:$rows);
+  let arguments = (ins BmbExec_Buffer:$out, Index:$start, Optional<Index>:$rows);
   let assemblyFormat = "`outs` `(` $out `)` `start` $start (`rows` $rows^)? attr-dict `:` type($out)";
 }
 
@@ -390,7 +395,7 @@ def BmbExec_SoftmaxOp : BmbExec_Op<"softmax"> {
     bmb_exec.softmax %x outs(%y) : memref<4x8xf32> -> memref<4x8xf32>
     ```
   }];
-  let arguments = (ins AnyMemRef:$x, AnyMemRef:$out, Optional<Index>:$rows);
+  let arguments = (ins BmbExec_Buffer:$x, BmbExec_Buffer:$out, Optional<Index>:$rows);
   let assemblyFormat = "$x `outs` `(` $out `)` (`rows` $rows^)? attr-dict `:` type($x) `->` type($out)";
 }
 
@@ -403,7 +408,7 @@ def BmbExec_TakeOp : BmbExec_Op<"take"> {
     bmb_exec.take %x outs(%y) {axis = 1 : i64, index = 0 : i64} : memref<1x64x64xf32> -> memref<1x64xf32>
     ```
   }];
-  let arguments = (ins AnyMemRef:$x, AnyMemRef:$out, I64Attr:$axis, I64Attr:$index);
+  let arguments = (ins BmbExec_Buffer:$x, BmbExec_Buffer:$out, I64Attr:$axis, I64Attr:$index);
   let assemblyFormat = "$x `outs` `(` $out `)` attr-dict `:` type($x) `->` type($out)";
   let hasVerifier = 1;
 }

@@ -24,3 +24,4 @@ llvm_config.add_tool_substitutions(["bmb-opt", "bmbc"], tool_dirs)
 
 if config.bmb_have_cuda:
     config.available_features.add("nvcc")
+    config.substitutions.append(("%nvcc", config.bmb_nvcc))

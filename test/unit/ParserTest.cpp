@@ -187,7 +187,7 @@ TEST(ParserAst, Gpt2Structure) {
   auto *chat = declNamed<ast::JobDecl>(*p.file, "chat");
   ASSERT_TRUE(chat);
   EXPECT_EQ(chat->from.value_or(""), "ckpt/");
-  EXPECT_EQ(chat->fromLoc.line, 61u);
+  EXPECT_EQ(chat->fromLoc.line, 70u);
   EXPECT_EQ(chat->fromLoc.col, 26u);
 
   // The Hugging Face name map: a declaration of its own kind, kept out of

@@ -22,7 +22,11 @@ status=0
 for n in "${names[@]}"; do
   echo "== bench: $n"
   t=$(bmb_now)
-  if ! "$BMB_PYTHON" "$BMB_ROOT/bench/$n/bench.py" "$out"; then
+  py="$BMB_PYTHON"
+  # bench/infer builds Hugging Face checkpoints: it needs the reference
+  # interpreter (transformers, safetensors), which scripts/setup-venv.sh makes.
+  if [ "$n" = infer ]; then py=$("$BMB_ROOT/scripts/setup-venv.sh" | tail -n 1); fi
+  if ! "$py" "$BMB_ROOT/bench/$n/bench.py" "$out"; then
     echo "bench: $n failed" >&2
     status=1
   fi

@@ -69,6 +69,18 @@ bool interferes(Operation *from, Operation *to, ArrayRef<Value> written, Value t
 
 bool sameType(Value a, Value b) { return a.getType() == b.getType(); }
 
+/// Whether `gemm` reads `buf` as a, b or bias (through views). It must not
+/// then write `buf`: BLAS forbids c aliasing a or b. A repeat body
+/// `relu(linear(h))` whose result is written straight into the carried h
+/// fused into gemm(h) outs(h) before this check.
+bool gemmReads(GemmOp gemm, Value buf) {
+  Value root = rootBuffer(buf);
+  for (Value v : {gemm.getA(), gemm.getB(), gemm.getBias()})
+    if (v && rootBuffer(v) == root)
+      return true;
+  return false;
+}
+
 /// 1. act(gemm(...)) -> gemm(...) with the activation as its epilogue.
 bool fuseActivation(EwiseOp e) {
   if (!isActivation(e.getKind()))
@@ -78,9 +90,13 @@ bool fuseActivation(EwiseOp e) {
   if (!gemm || gemm.getAct() != "none" || gemm.getResidual() || !sameType(x, e.getOut()) ||
       !isPrivateTemp(x, gemm, e) || gemm->getBlock() != e->getBlock())
     return false;
-  if (interferes(gemm, e, {}, e.getOut()))
+  if (interferes(gemm, e, {}, e.getOut()) || gemmReads(gemm, e.getOut()))
     return false;
-  if (Operation *def = e.getOut().getDefiningOp(); def && gemm->isBeforeInBlock(def))
+  // Only a def in the GEMM's block can be after it (an outer def, such as a
+  // repeat's carried buffer, dominates it already); isBeforeInBlock across
+  // blocks moved the carried buffer's alloc into the loop.
+  if (Operation *def = e.getOut().getDefiningOp();
+      def && def->getBlock() == gemm->getBlock() && gemm->isBeforeInBlock(def))
     def->moveBefore(gemm);
   gemm.setAct(e.getKind());
   gemm.getOutMutable().assign(e.getOut());
@@ -125,7 +141,7 @@ bool fuseResidualGemm(EwiseOp e) {
       continue;
     // r must be final when the GEMM runs and defined before it; s must be
     // untouched in between (it is written at the GEMM now).
-    if (interferes(gemm, e, {r}, s))
+    if (interferes(gemm, e, {r}, s) || gemmReads(gemm, s))
       continue;
     if (Operation *def = r.getDefiningOp(); def && def->getBlock() == gemm->getBlock() &&
                                              gemm->isBeforeInBlock(def))

@@ -101,7 +101,16 @@ struct PrepareForEmissionPass : mlir::bmb::impl::PrepareForEmissionPassBase<Prep
       // With run-time rows the first dim that is not 1 is the sequence dim
       // (infer programs run one sequence: batch 1).
       ArrayRef<int64_t> so = stripLeadingOnes(out.getShape());
-      int64_t inner = runtimeRows ? product(so.drop_front()) : out.getNumElements();
+      // An all-ones output strips to nothing: drop_front on it crashed.
+      int64_t inner = !runtimeRows ? out.getNumElements()
+                      : so.empty() ? 1
+                                   : product(so.drop_front());
+      // In a program the sequence dim has the program's capacity (`ctx`):
+      // exact even where the heuristic above is not (ctx = 1).
+      if (auto program = k->getParentOfType<ProgramOp>(); runtimeRows && program)
+        if (auto ctx = program->getAttrOfType<IntegerAttr>("ctx");
+            ctx && ctx.getInt() > 0 && out.getNumElements() % ctx.getInt() == 0)
+          inner = out.getNumElements() / ctx.getInt();
       SmallVector<int64_t> divs, mods;
       for (Value in : k.getInputs()) {
         int64_t d, m;

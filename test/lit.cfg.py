@@ -8,7 +8,9 @@ from lit.llvm import llvm_config
 config.name = "bmb"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".bmb", ".test"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
+                   # ctest suites with files lit would take for tests
+                   "e2e", "runtime", "install", "unit", "fuzz"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.bmb_obj_root, "test")
 

@@ -2,10 +2,10 @@
 //
 // Private to runtime/host (not part of the bmrt API). Batch-1 decode spends
 // nearly all its time in c[1, n] = x[1, k] . W[n, k]^T: a stream over W that
-// BLAS sgemm handles poorly (it packs W, doubling the memory traffic) and
-// sgemv handles without the fused epilogue. matvec_nt is the hand-written
-// bandwidth-bound kernel gemm() routes small m to; the bench (bench/gemv)
-// calls it directly to measure the threshold.
+// OpenBLAS sgemm handles poorly (it packs W first; about 3x slower than the
+// memory bound at m = 1 here) and sgemv handles without the fused epilogue.
+// matvec_nt is the hand-written bandwidth-bound kernel gemm() routes small m
+// to; the bench (bench/gemv) calls it directly to measure the threshold.
 //
 //===----------------------------------------------------------------------===//
 #ifndef BMRT_HOST_GEMV_H
@@ -21,12 +21,14 @@
 namespace bmrt {
 namespace host {
 
-/// Largest m gemm() sends to matvec_nt when B is [n, k]. Measured with
-/// bench/gemv (GPT-2 small shapes, 2 threads): matvec_nt streams B once and
-/// re-reads each block of B rows from L1/L2 for every row of a, so it stays
-/// bandwidth-bound up to a few rows; sgemm only wins once the packing cost is
-/// amortized over more rows.
-constexpr int64_t kMatvecMaxRows = 4;
+/// Largest m gemm() sends to matvec_nt when B is [n, k]. matvec_nt streams B
+/// once and re-reads each block of B rows from L1/L2 for every two rows of
+/// a; sgemm packs B first. Measured with `bench/gemv/run.sh <dir> sweep`
+/// (W 3072x768 fp32, 2 threads, us per call, matvec_nt vs sgemm): W from DRAM
+/// m=1 388 vs 1161, m=16 739 vs 1211, m=32 1091 vs 1430, m=40 1282 vs 1719;
+/// W in L3 m=16 499 vs 729, m=32 815 vs 961, m=48 1142 vs 1093. So the cut is
+/// at 32, below the measured crossover (~40-48) in both cases.
+constexpr int64_t kMatvecMaxRows = 32;
 
 /// The epilogue of one element: act(acc + bias) + residual, in the order
 /// kernels.h declares. Epilogue::Tanh has no element function in
@@ -54,7 +56,8 @@ template <class T> inline T activate(Epilogue act, T x) {
 ///   b        [n, k], row stride ldb (Trans::T: our weight layout)
 ///   c        [m, n], row stride ldc
 ///   bias     [n] or null; residual [m, n] with stride ldc, or null, may alias c
-/// Rows of b are split across ctx.numThreads threads; b is read once.
+/// Rows of b are split across ctx.numThreads threads; b is read from memory
+/// once.
 template <class T>
 void matvec_nt(const Context &ctx, int64_t m, int64_t n, int64_t k, const T *a,
                int64_t lda, const T *b, int64_t ldb, T *c, int64_t ldc, const T *bias,

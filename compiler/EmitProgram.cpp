@@ -232,9 +232,9 @@ void Emitter::emitKernelFunctor(KernelOp k) {
     else if (isa<arith::MaximumFOp>(op))
       expr = val(0) + " > " + val(1) + " ? " + val(0) + " : " + val(1);
     else if (isa<math::TanhOp>(op))
-      expr = "tanh(" + val(0) + ")";
+      expr = "tanh_fast(" + val(0) + ")";
     else if (isa<math::ExpOp>(op))
-      expr = "exp(" + val(0) + ")";
+      expr = "exp_fast(" + val(0) + ")";
     else if (isa<math::ErfOp>(op))
       expr = "erf(" + val(0) + ")";
     else {

@@ -7,6 +7,7 @@
 #include "app/buffers.h"
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <sys/mman.h>
 
@@ -31,6 +32,12 @@ static void *mapZeroed(int64_t bytes, const char *role, const ProgramInfo &progr
   if (bytes >= kHugePageThreshold)
     madvise(p, (size_t)bytes, MADV_HUGEPAGE); // advice only: failure changes nothing
 #endif
+  // Touch every page now: the first prefill would otherwise take the page
+  // faults (and, for huge pages, the kernel's zeroing and sometimes
+  // compaction) inside its kernels -- measured here as attention taking
+  // 70-140 ms instead of 10 ms in some runs of a 128-token GPT-2 prefill,
+  // when it first writes the KV cache. The memory is planned and used anyway.
+  std::memset(p, 0, (size_t)bytes);
   return p;
 }
 

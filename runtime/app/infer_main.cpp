@@ -22,10 +22,31 @@
 #include <cblas.h> // openblas_set_num_threads (the OpenMP build of OpenBLAS)
 #include <omp.h>
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <sys/resource.h>
+
+// The peak resident set of this process: VmHWM of /proc/self/status, which
+// starts afresh at exec. getrusage's ru_maxrss does not: on Linux a child
+// keeps its parent's high-water mark across fork + exec, so a launcher with a
+// large RSS (a Python benchmark with torch loaded) would be reported as ours.
+static double peakRssKiB() {
+  if (FILE *f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    double kib = -1;
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "VmHWM: %lf kB", &kib) == 1)
+        break;
+    std::fclose(f);
+    if (kib >= 0)
+      return kib;
+  }
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage); // KiB on Linux
+  return (double)usage.ru_maxrss;
+}
 
 namespace bmrt {
 
@@ -139,14 +160,12 @@ void InferRun::printRunProfile() const {
     std::fprintf(stderr, "decode: %lld tokens in %.6f s (%.1f tokens/s)\n",
                  (long long)stats_.decodeTokens, stats_.decodeSeconds,
                  rate(stats_.decodeTokens, stats_.decodeSeconds));
-  struct rusage usage;
-  getrusage(RUSAGE_SELF, &usage); // ru_maxrss is in KiB on Linux
   const double mib = 1 << 20;
   const ProgramInfo &p = program_;
   std::fprintf(stderr,
                "peak RSS: %.1f MiB (planned: params %.1f MiB + state %.1f MiB + activations "
                "%.1f MiB = %.1f MiB)\n",
-               usage.ru_maxrss / 1024.0, p.paramBytes / mib, p.stateBytes / mib,
+               peakRssKiB() / 1024.0, p.paramBytes / mib, p.stateBytes / mib,
                p.activationBytes / mib, (p.paramBytes + p.stateBytes + p.activationBytes) / mib);
 }
 

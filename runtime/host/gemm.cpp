@@ -104,6 +104,9 @@ void epiloguePass(const Context &ctx, int64_t m, int64_t n, const T *src, int64_
     const T *in = src + i * ldSrc;
     T *row = c + i * ldc;
     const T *res = residual ? residual + i * ldc : nullptr; // may alias row
+    // Each j reads in[j], res[j] and writes row[j] only: vectorizing is safe
+    // even when they are the same row.
+#pragma omp simd
     for (int64_t j = 0; j < n; j++) {
       T v = in[j];
       if (bias)
@@ -145,7 +148,7 @@ void applyEpilogue(const Context &ctx, int64_t m, int64_t n, const T *src, int64
                         [](T x) { return silu(x); });
   case Epilogue::Tanh:
     return epiloguePass(ctx, m, n, src, ldSrc, c, ldc, bias, residual,
-                        [](T x) { return std::tanh(x); });
+                        [](T x) { return tanh_fast(x); });
   }
 }
 

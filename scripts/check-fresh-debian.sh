@@ -50,7 +50,7 @@ cp /etc/resolv.conf "$ROOTFS/etc/resolv.conf"
 mkdir -p "$ROOTFS/src"
 find "$ROOTFS/src" -mindepth 1 -maxdepth 1 ! -name 'build*' -exec rm -rf {} +
 if [ "${BMB_FRESH_CLEAN:-0}" = 1 ]; then rm -rf "$ROOTFS"/src/build*; fi
-tar -C "$ROOT_DIR" --exclude='./build*' -cf - . | tar -C "$ROOTFS/src" -xf -
+tar -C "$ROOT_DIR" --exclude='./build*' --exclude='./.venv-ref' -cf - . | tar -C "$ROOTFS/src" -xf -
 
 mounted=()
 # shellcheck disable=SC2317  # called by the EXIT trap

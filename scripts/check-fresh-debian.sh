@@ -45,6 +45,19 @@ EOF
   rm -f "$ROOTFS/etc/apt/sources.list" "$ROOTFS"/var/lib/apt/lists/*_*
 fi
 cp /etc/resolv.conf "$ROOTFS/etc/resolv.conf"
+# The host's network plumbing, like resolv.conf: extra CA certificates (an
+# egress proxy may re-sign TLS) and pip's settings, so that the chroot reaches
+# PyPI as this machine does. update-ca-certificates in the chroot (run when
+# install-deps.sh installs ca-certificates) folds the extra CAs in.
+if [ -d /usr/local/share/ca-certificates ]; then
+  mkdir -p "$ROOTFS/usr/local/share/ca-certificates"
+  cp -r /usr/local/share/ca-certificates/. "$ROOTFS/usr/local/share/ca-certificates/"
+fi
+if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
+  mkdir -p "$ROOTFS/etc/ssl/certs"
+  cp /etc/ssl/certs/ca-certificates.crt "$ROOTFS/etc/ssl/certs/ca-certificates.crt"
+fi
+if [ -f /etc/pip.conf ]; then cp /etc/pip.conf "$ROOTFS/etc/pip.conf"; fi
 
 # A fresh copy of the working tree (uncommitted files included).
 mkdir -p "$ROOTFS/src"

@@ -82,7 +82,10 @@ const char *kOptionHelp = R"(Options:
   --locations           print source locations (loc(...)) in IR output, so IR
                         read back with -x mlir still points at the .bmb lines
   -I DIR                also search DIR for imports
-  -o FILE               write the output to FILE (default: standard output)
+  -o FILE               an infer job without --emit: build the executable
+                        FILE ($CXX or the build's compiler, against libbmrt);
+                        with --emit: write the output to FILE (default:
+                        standard output)
   --help, --version
 )";
 

@@ -456,8 +456,15 @@ void Emitter::emitTables(ArrayRef<func::FuncOp> entries) {
     auto t = cast<MemRefType>(p.getType());
     os << "  {" << cString(p.getSymName()) << ", " << dtype(t.getElementType()) << ", "
        << t.getRank() << ", " << shape(t.getShape()) << ", " << *p.getOffset() << ", "
-       << (p.getStacked() ? "true" : "false") << ", " << (p.getFrozen() ? "true" : "false")
-       << "},\n";
+       << (p.getStacked() ? "true" : "false") << ", " << (p.getFrozen() ? "true" : "false");
+    if (DictionaryAttr init = p.getInitAttr()) {
+      std::string kind = init.getAs<StringAttr>("kind").str();
+      kind[0] = (char)toupper(kind[0]);
+      os << ", InitKind::" << kind << ", "
+         << llvm::formatv("{0:e}", init.getAs<FloatAttr>("a").getValueAsDouble()).str() << ", "
+         << llvm::formatv("{0:e}", init.getAs<FloatAttr>("b").getValueAsDouble()).str();
+    }
+    os << "},\n";
     ++numParams;
   }
   os << "};\n\n";
@@ -549,8 +556,8 @@ void Emitter::emitTables(ArrayRef<func::FuncOp> entries) {
      << program->getAttrOfType<IntegerAttr>("activation_bytes").getInt() << ",\n"
      << "  kEntries, " << entries.size() << ",\n"
      << "  " << cString(settingStr("sampling", "greedy")) << ", "
-     << llvm::formatv("{0}", settingNum("temperature", 1.0)).str() << ", "
-     << llvm::formatv("{0}", settingNum("p", 1.0)).str() << ", "
+     << llvm::formatv("{0:e}", settingNum("temperature", 1.0)).str() << ", "
+     << llvm::formatv("{0:e}", settingNum("p", 1.0)).str() << ", "
      << static_cast<int64_t>(settingNum("k", 0)) << ",\n"
      << "  " << cString(settingStr("tokenizer", "")) << ",\n"
      << "};\n\n} // namespace\n\n"

@@ -555,9 +555,15 @@ struct LowerBmbToExecPass : mlir::bmb::impl::LowerBmbToExecPassBase<LowerBmbToEx
         return signalPassFailure();
       }
       auto t = p.getTensorType();
+      InitAttr init = p.getInit();
+      DictionaryAttr initDict = b.getDictionaryAttr({
+          b.getNamedAttr("kind", b.getStringAttr(stringifyInitKind(init.getKind()))),
+          b.getNamedAttr("a", b.getF64FloatAttr(init.getA().convertToDouble())),
+          b.getNamedAttr("b", b.getF64FloatAttr(init.getB().convertToDouble())),
+      });
       b.create<ex::ParamOp>(p.getLoc(), p.getSymName(),
                             MemRefType::get(t.getShape(), t.getElementType()),
-                            p.getStacked() == 1, p.getFrozen(), IntegerAttr());
+                            p.getStacked() == 1, p.getFrozen(), IntegerAttr(), initDict);
     }
     int64_t capacity =
         cast<RankedTensorType>(prefillSrc.getArgumentTypes().front()).getDimSize(1);

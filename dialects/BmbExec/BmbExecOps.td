@@ -53,14 +53,17 @@ def BmbExec_ParamOp : BmbExec_Op<"param", [Symbol, HasParent<"ProgramOp">]> {
   let description = [{
     `stacked` params belong to a repeat: shape `[layers, ...]`, slice i is
     layer i. `offset` (bytes into the params allocation) is set by memory
-    planning.
+    planning. `init` is the declared initializer, `{kind, a, b}` with kind
+    zeros, ones, normal (a = std), uniform (a, b) or constant (a), for
+    programs that start from fresh parameters (`--init SEED`).
 
     ```mlir
     bmb_exec.param @h.ln1.w stacked offset 4096 : memref<2x64xf32>
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<BmbExec_Buffer>:$type,
-                       UnitAttr:$stacked, UnitAttr:$frozen, OptionalAttr<I64Attr>:$offset);
+                       UnitAttr:$stacked, UnitAttr:$frozen, OptionalAttr<I64Attr>:$offset,
+                       OptionalAttr<DictionaryAttr>:$init);
   let assemblyFormat = [{
     $sym_name (`stacked` $stacked^)? (`frozen` $frozen^)? (`offset` $offset^)? `:` $type attr-dict
   }];

@@ -92,6 +92,8 @@ InferFlags parseInferFlags(int argc, char **argv) {
       f.help = true;
     } else if (name == "--load") {
       f.load = value();
+    } else if (name == "--init") {
+      f.init = parseSeed(name, value());
     } else if (name == "--tokenizer") {
       f.tokenizer = value();
     } else if (name == "--prompt") {
@@ -148,6 +150,8 @@ InferFlags parseInferFlags(int argc, char **argv) {
       throw UsageError("unknown flag '" + name + "'");
     }
   }
+  if (f.init && f.load)
+    throw UsageError("--init and --load exclude each other");
   if (f.prompt && f.promptIds)
     throw UsageError("--prompt and --prompt-ids exclude each other");
   if (f.saveNames && !f.save)
@@ -237,6 +241,9 @@ void printInferHelp(FILE *out, const char *argv0, const ProgramInfo &p) {
                "  --load PATH          checkpoint: a .safetensors file or a directory "
                "(default: %s)\n",
                p.from && *p.from ? p.from : "none; the job has no `from`");
+  std::fprintf(out, "  --init SEED          start from the parameters' declared initializers "
+                    "(normal(0.02), zeros, ...), drawn reproducibly from SEED, instead of a "
+                    "checkpoint\n");
   std::fprintf(out,
                "  --tokenizer PATH     tokenizer files, or 'byte' (default: the checkpoint "
                "directory%s%s)\n",

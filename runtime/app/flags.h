@@ -29,6 +29,7 @@ enum class OutputFormat : int { Text, Ids };
 
 struct InferFlags {
   std::optional<std::string> load;            // --load (else the job's `from`)
+  std::optional<uint64_t> init;               // --init SEED: declared initializers
   std::optional<std::string> tokenizer;       // --tokenizer (else the checkpoint dir)
   std::optional<std::string> prompt;          // --prompt (else stdin, one per line)
   std::optional<std::vector<int32_t>> promptIds; // --prompt-ids 1,2,3

@@ -125,6 +125,9 @@ std::unique_ptr<Tokenizer> InferRun::makeTokenizer(const std::string &checkpoint
   // when the vocabulary has room for it.
   if (flags_.tokenizer ? *flags_.tokenizer == "byte" : hint == "byte")
     return makeByteTokenizer(program_.vocab > 256);
+  if (!flags_.tokenizer && checkpoint.empty())
+    fail("no checkpoint directory to find the tokenizer in (--init): pass --tokenizer PATH "
+         "(or byte), or use --prompt-ids with --output ids");
   std::string path = flags_.tokenizer ? *flags_.tokenizer : checkpoint;
   if (!flags_.tokenizer && !std::filesystem::is_directory(path)) {
     path = std::filesystem::path(path).parent_path().string();
@@ -196,10 +199,13 @@ int InferRun::run() {
   ctx_.profile = flags_.profile;
   setThreads();
 
-  std::string checkpoint = checkpointPath();
+  std::string checkpoint = flags_.init ? std::string() : checkpointPath();
   ProgramBuffers buffers(program_);
   const Buffers &buf = buffers.get();
-  loadCheckpoint(checkpoint, program_, buf.params);
+  if (flags_.init)
+    initParams(program_, buf.params, *flags_.init);
+  else
+    loadCheckpoint(checkpoint, program_, buf.params);
   if (flags_.save) {
     saveCheckpoint(*flags_.save, program_, buf.params,
                    flags_.saveNames ? flags_.saveNames->c_str() : nullptr);

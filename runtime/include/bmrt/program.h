@@ -21,6 +21,11 @@ enum class DType : int { F32, F64, I32 };
 
 constexpr int kMaxRank = 6;
 
+/// A parameter's declared initializer (`param w: [n] = normal(0.02)`), for
+/// programs that start from fresh parameters. None: not declared (tables
+/// written by hand).
+enum class InitKind : int { None, Zeros, Ones, Normal, Uniform, Constant };
+
 /// One parameter: `name` is our symbol ("h.attn.q.w"); `stacked` params of a
 /// repeat have shape [layers, ...] and slice i is layer i (DESIGN decision 2).
 struct ParamInfo {
@@ -31,6 +36,8 @@ struct ParamInfo {
   int64_t offset;   // bytes from the start of the params allocation
   bool stacked;
   bool frozen;
+  InitKind init;    // Normal: std = initA; Uniform: [initA, initB); Constant: initA
+  double initA, initB;
 };
 
 /// One rule of a checkpoint name map (declared in the .bmb file with
@@ -120,6 +127,12 @@ struct ProgramInfo {
   int64_t topK;
   const char *tokenizer;       // job's `tokenizer` setting ("" = from the checkpoint dir)
 };
+
+/// Fills every parameter from its declared initializer, reproducibly:
+/// element e of parameter p draws from Philox keyed by (seed, p, e), so the
+/// values do not depend on thread count or machine. Fails if a parameter has
+/// no declared initializer.
+void initParams(const ProgramInfo &program, void *params, uint64_t seed);
 
 /// The infer executable's main (runtime/app): parses flags, loads the
 /// checkpoint and tokenizer, runs prefill/decode, samples, streams.

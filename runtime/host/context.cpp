@@ -40,6 +40,10 @@ const char *kernelKindName(KernelKind k) {
     return "copy";
   case KernelKind::Sampling:
     return "sampling";
+  case KernelKind::Loss:
+    return "loss";
+  case KernelKind::Optimizer:
+    return "optimizer";
   case KernelKind::Count:
     break;
   }

@@ -35,6 +35,8 @@ enum class KernelKind : int {
   Generated,  // bmb_exec.kernel bodies (fused element-wise)
   Copy,       // take / strided copies / positions
   Sampling,
+  Loss,       // fused classifier, MSE
+  Optimizer,  // AdamW, SGD, gradient clipping
   Count
 };
 const char *kernelKindName(KernelKind k);

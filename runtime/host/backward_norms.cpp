@@ -1,0 +1,256 @@
+//===- host/backward_norms.cpp - LayerNorm / RMSNorm backward (CPU) -------===//
+//
+// Why it is shaped like this:
+//  - The forward_save variants repeat norms.cpp's row arithmetic exactly, so
+//    their output is bit-identical to layernorm_forward / rmsnorm_forward.
+//  - dx is row-parallel (rows are independent). dw/db sum over rows; they
+//    are split over blocks of kColumnBlock columns instead, each thread
+//    walking all rows in order for its columns: no atomics, no per-thread
+//    partial buffers, and the same bits for any thread count.
+//  - mean/rstd may be given (saved by the forward, as llm.c does) or null
+//    (recomputed here with the forward's arithmetic).
+// Accumulation is in T, like the forward.
+//
+//===----------------------------------------------------------------------===//
+#include "bmrt/kernels_backward.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace bmrt {
+namespace {
+
+constexpr int64_t kColumnBlock = 64; // columns per dw/db work item
+
+int threadCount(const Context &ctx) { return ctx.numThreads > 0 ? ctx.numThreads : 1; }
+
+void checkShape(const char *kernel, int64_t rows, int64_t C) {
+  if (rows < 0 || C < 1)
+    fail(std::string(kernel) + ": needs rows >= 0 and C >= 1 (got rows " +
+         std::to_string(rows) + ", C " + std::to_string(C) + ")");
+}
+
+// mean and rstd of one row of C, as norms.cpp's layernormRow computes them.
+template <class T>
+void layernormStats(const T *x, int64_t C, float eps, T *mean, T *rstd) {
+  T sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t i = 0; i < C; ++i)
+    sum += x[i];
+  const T m = sum / T(C);
+  T sq = 0;
+#pragma omp simd reduction(+ : sq)
+  for (int64_t i = 0; i < C; ++i)
+    sq += (x[i] - m) * (x[i] - m);
+  *mean = m;
+  *rstd = T(1) / std::sqrt(sq / T(C) + T(eps));
+}
+
+// rstd of one row of C, as norms.cpp's rmsnormRow computes it.
+template <class T> T rmsnormRstd(const T *x, int64_t C, float eps) {
+  T sq = 0;
+#pragma omp simd reduction(+ : sq)
+  for (int64_t i = 0; i < C; ++i)
+    sq += x[i] * x[i];
+  return T(1) / std::sqrt(sq / T(C) + T(eps));
+}
+
+} // namespace
+
+template <class T>
+void layernorm_forward_save(Context &ctx, T *out, T *mean, T *rstd, const T *x, const T *w,
+                            const T *b, int64_t rows, int64_t C, float eps) {
+  ProfileScope profile(ctx, KernelKind::Norm);
+  checkShape("layernorm_forward_save", rows, C);
+#pragma omp parallel for num_threads(threadCount(ctx)) schedule(static) if (rows > 1)
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *xr = x + r * C; // [C]
+    T *o = out + r * C;      // [C]
+    T m, s;
+    layernormStats(xr, C, eps, &m, &s);
+    mean[r] = m;
+    rstd[r] = s;
+    if (b) {
+#pragma omp simd
+      for (int64_t i = 0; i < C; ++i)
+        o[i] = (xr[i] - m) * s * w[i] + b[i];
+    } else {
+#pragma omp simd
+      for (int64_t i = 0; i < C; ++i)
+        o[i] = (xr[i] - m) * s * w[i];
+    }
+  }
+}
+
+template <class T>
+void layernorm_backward(Context &ctx, T *dx, T *dw, T *db, const T *dout, const T *x,
+                        const T *w, const T *mean, const T *rstd, int64_t rows, int64_t C,
+                        float eps) {
+  ProfileScope profile(ctx, KernelKind::Norm);
+  checkShape("layernorm_backward", rows, C);
+  if ((mean == nullptr) != (rstd == nullptr))
+    fail("layernorm_backward: give both mean and rstd, or neither (recompute)");
+  if (rows == 0)
+    return;
+  std::vector<T> stats; // [2, rows] when recomputed
+  if (!mean) {
+    stats.resize(2 * rows);
+    T *m = stats.data(), *s = stats.data() + rows;
+#pragma omp parallel for num_threads(threadCount(ctx)) schedule(static) if (rows > 1)
+    for (int64_t r = 0; r < rows; ++r)
+      layernormStats(x + r * C, C, eps, &m[r], &s[r]);
+    mean = m;
+    rstd = s;
+  }
+  const int64_t blocks = (C + kColumnBlock - 1) / kColumnBlock;
+
+#pragma omp parallel num_threads(threadCount(ctx))
+  {
+    // dx, one row at a time:
+    //   dx += rstd * (dnorm - mean(dnorm) - xhat * mean(dnorm * xhat)),
+    //   dnorm = dout * w, xhat = (x - mean) * rstd.
+    if (dx) {
+#pragma omp for schedule(static) nowait
+      for (int64_t r = 0; r < rows; ++r) {
+        const T *xr = x + r * C;    // [C]
+        const T *dr = dout + r * C; // [C]
+        T *dxr = dx + r * C;        // [C]
+        const T m = mean[r], s = rstd[r];
+        T dnormMean = 0, dnormNormMean = 0;
+#pragma omp simd reduction(+ : dnormMean, dnormNormMean)
+        for (int64_t i = 0; i < C; ++i) {
+          const T dnorm = dr[i] * w[i];
+          dnormMean += dnorm;
+          dnormNormMean += dnorm * ((xr[i] - m) * s);
+        }
+        dnormMean /= T(C);
+        dnormNormMean /= T(C);
+#pragma omp simd
+        for (int64_t i = 0; i < C; ++i) {
+          const T xhat = (xr[i] - m) * s;
+          dxr[i] += s * (dr[i] * w[i] - dnormMean - xhat * dnormNormMean);
+        }
+      }
+    }
+    // dw += sum_r dout * xhat, db += sum_r dout, per block of columns.
+    if (dw || db) {
+#pragma omp for schedule(static)
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        const int64_t c0 = blk * kColumnBlock;
+        const int64_t n = std::min(kColumnBlock, C - c0);
+        T dwAcc[kColumnBlock] = {}, dbAcc[kColumnBlock] = {};
+        for (int64_t r = 0; r < rows; ++r) {
+          const T *xr = x + r * C + c0;    // [n]
+          const T *dr = dout + r * C + c0; // [n]
+          const T m = mean[r], s = rstd[r];
+#pragma omp simd
+          for (int64_t i = 0; i < n; ++i) {
+            dwAcc[i] += dr[i] * ((xr[i] - m) * s);
+            dbAcc[i] += dr[i];
+          }
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          if (dw)
+            dw[c0 + i] += dwAcc[i];
+          if (db)
+            db[c0 + i] += dbAcc[i];
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void rmsnorm_forward_save(Context &ctx, T *out, T *rstd, const T *x, const T *w,
+                          int64_t rows, int64_t C, float eps) {
+  ProfileScope profile(ctx, KernelKind::Norm);
+  checkShape("rmsnorm_forward_save", rows, C);
+#pragma omp parallel for num_threads(threadCount(ctx)) schedule(static) if (rows > 1)
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *xr = x + r * C; // [C]
+    T *o = out + r * C;      // [C]
+    const T s = rmsnormRstd(xr, C, eps);
+    rstd[r] = s;
+#pragma omp simd
+    for (int64_t i = 0; i < C; ++i)
+      o[i] = xr[i] * s * w[i];
+  }
+}
+
+template <class T>
+void rmsnorm_backward(Context &ctx, T *dx, T *dw, const T *dout, const T *x, const T *w,
+                      const T *rstd, int64_t rows, int64_t C, float eps) {
+  ProfileScope profile(ctx, KernelKind::Norm);
+  checkShape("rmsnorm_backward", rows, C);
+  if (rows == 0)
+    return;
+  std::vector<T> stats; // [rows] when recomputed
+  if (!rstd) {
+    stats.resize(rows);
+#pragma omp parallel for num_threads(threadCount(ctx)) schedule(static) if (rows > 1)
+    for (int64_t r = 0; r < rows; ++r)
+      stats[r] = rmsnormRstd(x + r * C, C, eps);
+    rstd = stats.data();
+  }
+  const int64_t blocks = (C + kColumnBlock - 1) / kColumnBlock;
+
+#pragma omp parallel num_threads(threadCount(ctx))
+  {
+    // dx += rstd * (dnorm - xhat * mean(dnorm * xhat)), dnorm = dout * w,
+    // xhat = x * rstd.
+    if (dx) {
+#pragma omp for schedule(static) nowait
+      for (int64_t r = 0; r < rows; ++r) {
+        const T *xr = x + r * C;    // [C]
+        const T *dr = dout + r * C; // [C]
+        T *dxr = dx + r * C;        // [C]
+        const T s = rstd[r];
+        T dnormNormMean = 0;
+#pragma omp simd reduction(+ : dnormNormMean)
+        for (int64_t i = 0; i < C; ++i)
+          dnormNormMean += dr[i] * w[i] * (xr[i] * s);
+        dnormNormMean /= T(C);
+#pragma omp simd
+        for (int64_t i = 0; i < C; ++i)
+          dxr[i] += s * (dr[i] * w[i] - (xr[i] * s) * dnormNormMean);
+      }
+    }
+    // dw += sum_r dout * xhat, per block of columns.
+    if (dw) {
+#pragma omp for schedule(static)
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        const int64_t c0 = blk * kColumnBlock;
+        const int64_t n = std::min(kColumnBlock, C - c0);
+        T dwAcc[kColumnBlock] = {};
+        for (int64_t r = 0; r < rows; ++r) {
+          const T *xr = x + r * C + c0;    // [n]
+          const T *dr = dout + r * C + c0; // [n]
+          const T s = rstd[r];
+#pragma omp simd
+          for (int64_t i = 0; i < n; ++i)
+            dwAcc[i] += dr[i] * (xr[i] * s);
+        }
+        for (int64_t i = 0; i < n; ++i)
+          dw[c0 + i] += dwAcc[i];
+      }
+    }
+  }
+}
+
+#define BMRT_INSTANTIATE_NORMS_BACKWARD(T)                                               \
+  template void layernorm_forward_save<T>(Context &, T *, T *, T *, const T *, const T *, \
+                                          const T *, int64_t, int64_t, float);           \
+  template void layernorm_backward<T>(Context &, T *, T *, T *, const T *, const T *,    \
+                                      const T *, const T *, const T *, int64_t, int64_t, \
+                                      float);                                            \
+  template void rmsnorm_forward_save<T>(Context &, T *, T *, const T *, const T *,       \
+                                        int64_t, int64_t, float);                        \
+  template void rmsnorm_backward<T>(Context &, T *, T *, const T *, const T *, const T *, \
+                                    const T *, int64_t, int64_t, float);
+BMRT_INSTANTIATE_NORMS_BACKWARD(float)
+BMRT_INSTANTIATE_NORMS_BACKWARD(double)
+#undef BMRT_INSTANTIATE_NORMS_BACKWARD
+
+} // namespace bmrt

@@ -1,0 +1,197 @@
+//===- host/optimizers.cpp - AdamW, SGD, gradient norm, LR schedules ------===//
+//
+// Why it is shaped like this (training.h has the contract):
+//  - The updates reproduce torch's arithmetic, not just its formulas: the
+//    scalars torch computes in Python (1 - lr*wd, the bias corrections, the
+//    step size) are computed here in double and rounded to T once, and each
+//    tensor operation torch performs in T (mul_, add_, addcmul_, sqrt, /,
+//    add_(eps), addcdiv_) is one rounding in T here too, in the same order.
+//    So a float run stays within a few ulps of torch.optim.AdamW / SGD over
+//    many steps instead of drifting apart.
+//  - One pass over each buffer, OpenMP over elements; small buffers (biases)
+//    stay serial because waking the thread team costs more than the work.
+//  - The gradient norm accumulates in double (a float sum over 10^8 squares
+//    loses the small ones).
+//  - The schedules are transformers' lr_lambdas transcribed, step for step.
+//
+//===----------------------------------------------------------------------===//
+#include "bmrt/training.h"
+
+#include <cmath>
+#include <string>
+
+namespace bmrt {
+namespace {
+
+int threadCount(const Context &ctx) { return ctx.numThreads > 0 ? ctx.numThreads : 1; }
+
+// Below this many elements an element-wise pass runs on one thread.
+constexpr int64_t kParallelElements = 1 << 15;
+
+void checkBuffers(const char *what, int64_t n, bool ok) {
+  if (n < 0)
+    fail(std::string(what) + ": negative element count " + std::to_string(n));
+  if (n > 0 && !ok)
+    fail(std::string(what) + ": null buffer");
+}
+
+void checkStep(const char *what, int64_t step) {
+  if (step < 1)
+    fail(std::string(what) + ": step is 1-based (got " + std::to_string(step) + ")");
+}
+
+} // namespace
+
+template <class T>
+void adamw_update(Context &ctx, T *params, const T *grads, T *m, T *v, int64_t n,
+                  double lr, double beta1, double beta2, double eps, double weightDecay,
+                  int64_t step) {
+  ProfileScope profile(ctx, KernelKind::Optimizer);
+  checkBuffers("adamw_update", n, params && grads && m && v);
+  checkStep("adamw_update", step);
+  // The scalars torch computes in Python (double), rounded to T once each.
+  const T decay = T(1.0 - lr * weightDecay);
+  const T b1 = T(beta1), oneMinusB1 = T(1.0 - beta1);
+  const T b2 = T(beta2), oneMinusB2 = T(1.0 - beta2);
+  const double biasCorrection1 = 1.0 - std::pow(beta1, double(step));
+  const double biasCorrection2 = 1.0 - std::pow(beta2, double(step));
+  const T negStepSize = T(-(lr / biasCorrection1));
+  const T bc2Sqrt = T(std::sqrt(biasCorrection2));
+  const T epsT = T(eps);
+  const bool decays = weightDecay != 0.0;
+#pragma omp parallel for simd num_threads(threadCount(ctx)) schedule(static) \
+    if (n >= kParallelElements)
+  for (int64_t i = 0; i < n; ++i) {
+    T p = params[i];
+    if (decays)
+      p = p * decay;
+    const T g = grads[i];
+    const T mi = m[i] * b1 + g * oneMinusB1;
+    const T vi = v[i] * b2 + (g * g) * oneMinusB2;
+    const T denom = std::sqrt(vi) / bc2Sqrt + epsT;
+    params[i] = p + negStepSize * (mi / denom);
+    m[i] = mi;
+    v[i] = vi;
+  }
+}
+
+template <class T>
+void sgd_update(Context &ctx, T *params, const T *grads, T *momentumBuf, int64_t n,
+                double lr, double momentum, double weightDecay, int64_t step) {
+  ProfileScope profile(ctx, KernelKind::Optimizer);
+  checkBuffers("sgd_update", n, params && grads && (momentum == 0.0 || momentumBuf));
+  checkStep("sgd_update", step);
+  const T wd = T(weightDecay), mu = T(momentum), negLr = T(-lr);
+  const bool decays = weightDecay != 0.0;
+  const bool first = step == 1;
+  if (momentum == 0.0) {
+#pragma omp parallel for simd num_threads(threadCount(ctx)) schedule(static) \
+    if (n >= kParallelElements)
+    for (int64_t i = 0; i < n; ++i) {
+      const T d = decays ? grads[i] + params[i] * wd : grads[i];
+      params[i] = params[i] + d * negLr;
+    }
+    return;
+  }
+#pragma omp parallel for simd num_threads(threadCount(ctx)) schedule(static) \
+    if (n >= kParallelElements)
+  for (int64_t i = 0; i < n; ++i) {
+    const T d = decays ? grads[i] + params[i] * wd : grads[i];
+    const T buf = first ? d : momentumBuf[i] * mu + d; // dampening 0
+    momentumBuf[i] = buf;
+    params[i] = params[i] + buf * negLr;
+  }
+}
+
+template <class T>
+double grad_norm_squared(Context &ctx, const T *grads, int64_t n) {
+  checkBuffers("grad_norm_squared", n, grads != nullptr);
+  double sum = 0;
+#pragma omp parallel for simd num_threads(threadCount(ctx)) schedule(static) \
+    reduction(+ : sum) if (n >= kParallelElements)
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = double(grads[i]);
+    sum += g * g;
+  }
+  return sum;
+}
+
+template <class T>
+void scale_inplace(Context &ctx, T *x, int64_t n, double s) {
+  checkBuffers("scale_inplace", n, x != nullptr);
+  const T sT = T(s);
+#pragma omp parallel for simd num_threads(threadCount(ctx)) schedule(static) \
+    if (n >= kParallelElements)
+  for (int64_t i = 0; i < n; ++i)
+    x[i] *= sT;
+}
+
+double clip_coefficient(double totalNorm, double maxNorm) {
+  const double c = maxNorm / (totalNorm + 1e-6);
+  return c < 1.0 ? c : 1.0;
+}
+
+namespace {
+void checkSchedule(const char *what, int64_t step, int64_t warmupSteps,
+                   int64_t totalSteps) {
+  if (step < 0 || warmupSteps < 0 || totalSteps < 0)
+    fail(std::string(what) + ": negative step, warmup or total (step " +
+         std::to_string(step) + ", warmup " + std::to_string(warmupSteps) + ", total " +
+         std::to_string(totalSteps) + ")");
+}
+double warmupFraction(int64_t step, int64_t warmupSteps) {
+  return double(step) / double(warmupSteps > 1 ? warmupSteps : 1);
+}
+} // namespace
+
+double lr_constant(int64_t step, int64_t warmupSteps) {
+  checkSchedule("lr_constant", step, warmupSteps, 0);
+  return step < warmupSteps ? warmupFraction(step, warmupSteps) : 1.0;
+}
+
+double lr_linear(int64_t step, int64_t warmupSteps, int64_t totalSteps) {
+  checkSchedule("lr_linear", step, warmupSteps, totalSteps);
+  if (step < warmupSteps)
+    return warmupFraction(step, warmupSteps);
+  const int64_t decaySteps = totalSteps - warmupSteps;
+  const double f =
+      double(totalSteps - step) / double(decaySteps > 1 ? decaySteps : 1);
+  return f > 0.0 ? f : 0.0;
+}
+
+double lr_cosine(int64_t step, int64_t warmupSteps, int64_t totalSteps, double numCycles) {
+  checkSchedule("lr_cosine", step, warmupSteps, totalSteps);
+  if (step < warmupSteps)
+    return warmupFraction(step, warmupSteps);
+  const int64_t decaySteps = totalSteps - warmupSteps;
+  const double progress =
+      double(step - warmupSteps) / double(decaySteps > 1 ? decaySteps : 1);
+  const double f = 0.5 * (1.0 + std::cos(M_PI * numCycles * 2.0 * progress));
+  return f > 0.0 ? f : 0.0;
+}
+
+double lr_multiplier(LrSchedule kind, int64_t step, int64_t warmupSteps,
+                     int64_t totalSteps, double numCycles) {
+  switch (kind) {
+  case LrSchedule::Constant:
+    return lr_constant(step, warmupSteps);
+  case LrSchedule::Linear:
+    return lr_linear(step, warmupSteps, totalSteps);
+  case LrSchedule::Cosine:
+    return lr_cosine(step, warmupSteps, totalSteps, numCycles);
+  }
+  fail("lr_multiplier: invalid schedule kind " + std::to_string((int)kind));
+}
+
+#define BMRT_INSTANTIATE(T)                                                              \
+  template void adamw_update<T>(Context &, T *, const T *, T *, T *, int64_t, double,    \
+                                double, double, double, double, int64_t);                \
+  template void sgd_update<T>(Context &, T *, const T *, T *, int64_t, double, double,   \
+                              double, int64_t);                                          \
+  template double grad_norm_squared<T>(Context &, const T *, int64_t);                   \
+  template void scale_inplace<T>(Context &, T *, int64_t, double);
+BMRT_INSTANTIATE(float)
+BMRT_INSTANTIATE(double)
+#undef BMRT_INSTANTIATE
+
+} // namespace bmrt

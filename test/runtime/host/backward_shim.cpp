@@ -1,0 +1,231 @@
+//===- backward_shim.cpp - C entry points to the backward kernels, ctypes -===//
+//
+// The Python reference test (backward_reference_test.py) calls the backward
+// kernels (and the forwards it differentiates numerically) through these
+// functions and compares with torch.autograd. Same conventions as
+// kernels_shim.cpp: `dtype` 0 = float, 1 = double; untyped buffers; returns
+// 0, or 1 with bmrt::Error's message in `err`.
+//
+//===----------------------------------------------------------------------===//
+#include "bmrt/kernels_backward.h"
+
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+using namespace bmrt;
+
+namespace {
+
+template <class F> int guarded(char *err, int errLen, F &&body) {
+  try {
+    body();
+    return 0;
+  } catch (const std::exception &e) {
+    if (err && errLen > 0)
+      std::snprintf(err, errLen, "%s", e.what());
+    return 1;
+  }
+}
+
+Context makeContext(int threads) {
+  Context ctx;
+  ctx.numThreads = threads;
+  return ctx;
+}
+
+template <class F> void byDtype(int dtype, F &&body) {
+  if (dtype == 0)
+    body(float());
+  else if (dtype == 1)
+    body(double());
+  else
+    fail("backward_shim: dtype must be 0 (float) or 1 (double)");
+}
+
+// iargs as kernels_shim's kernels_attention: batch, rows, heads, kvHeads,
+// headDim, qRowStride, qBatchStride, kvRowStride, kvBatchStride,
+// outRowStride, outBatchStride, cacheCapacity, start, causal.
+AttentionArgs attentionArgs(const int64_t *iargs, float scale, const int32_t *keyMask) {
+  AttentionArgs a;
+  a.batch = iargs[0];
+  a.rows = iargs[1];
+  a.heads = iargs[2];
+  a.kvHeads = iargs[3];
+  a.headDim = iargs[4];
+  a.qRowStride = iargs[5];
+  a.qBatchStride = iargs[6];
+  a.kvRowStride = iargs[7];
+  a.kvBatchStride = iargs[8];
+  a.outRowStride = iargs[9];
+  a.outBatchStride = iargs[10];
+  a.cacheCapacity = iargs[11];
+  a.start = iargs[12];
+  a.causal = iargs[13] != 0;
+  a.scale = scale;
+  a.keyMask = keyMask;
+  return a;
+}
+
+} // namespace
+
+extern "C" {
+
+int bwd_layernorm_forward_save(int dtype, void *out, void *mean, void *rstd, const void *x,
+                               const void *w, const void *b, int64_t rows, int64_t C,
+                               float eps, int threads, char *err, int errLen) {
+  return guarded(err, errLen, [&] {
+    Context ctx = makeContext(threads);
+    byDtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      layernorm_forward_save<T>(ctx, (T *)out, (T *)mean, (T *)rstd, (const T *)x,
+                                (const T *)w, (const T *)b, rows, C, eps);
+    });
+  });
+}
+
+int bwd_layernorm_backward(int dtype, void *dx, void *dw, void *db, const void *dout,
+                           const void *x, const void *w, const void *mean,
+                           const void *rstd, int64_t rows, int64_t C, float eps,
+                           int threads, char *err, int errLen) {
+  return guarded(err, errLen, [&] {
+    Context ctx = makeContext(threads);
+    byDtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      layernorm_backward<T>(ctx, (T *)dx, (T *)dw, (T *)db, (const T *)dout, (const T *)x,
+                            (const T *)w, (const T *)mean, (const T *)rstd, rows, C, eps);
+    });
+  });
+}
+
+int bwd_rmsnorm_forward_save(int dtype, void *out, void *rstd, const void *x,
+                             const void *w, int64_t rows, int64_t C, float eps,
+                             int threads, char *err, int errLen) {
+  return guarded(err, errLen, [&] {
+    Context ctx = makeContext(threads);
+    byDtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      rmsnorm_forward_save<T>(ctx, (T *)out, (T *)rstd, (const T *)x, (const T *)w, rows,
+                              C, eps);
+    });
+  });
+}
+
+int bwd_rmsnorm_backward(int dtype, void *dx, void *dw, const void *dout, const void *x,
+                         const void *w, const void *rstd, int64_t rows, int64_t C,
+                         float eps, int threads, char *err, int errLen) {
+  return guarded(err, errLen, [&] {
+    Context ctx = makeContext(threads);
+    byDtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      rmsnorm_backward<T>(ctx, (T *)dx, (T *)dw, (const T *)dout, (const T *)x,
+                          (const T *)w, (const T *)rstd, rows, C, eps);
+    });
+  });
+}
+
+int bwd_act_backward(int dtype, void *dx, const void *x, const void *dout, int64_t n,
+                     int act, int threads, char *err, int errLen) {
+  return guarded(err, errLen, [&] {
+    Context ctx = makeContext(threads);
+    byDtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      act_backward<T>(ctx, (T *)dx, (const T *)x, (const T *)dout, n, (Epilogue)act);
+    });
+  });
+}
+
+// The training-shape forward: k/v caches are scratch copies (start 0).
+int bwd_attention_forward(int dtype, const int64_t *iargs, float scale,
+                          const int32_t *keyMask, void *out, const void *q, const void *k,
+                          const void *v, int threads, char *err, int errLen) {
+  return guarded(err, errLen, [&] {
+    AttentionArgs a = attentionArgs(iargs, scale, keyMask);
+    Context ctx = makeContext(threads);
+    byDtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      std::vector<T> kc(a.batch * a.cacheCapacity * a.kvHeads * a.headDim);
+      std::vector<T> vc(kc.size());
+      attention_forward<T>(ctx, a, (T *)out, (const T *)q, (const T *)k, (const T *)v,
+                           kc.data(), vc.data());
+    });
+  });
+}
+
+int bwd_attention_backward(int dtype, const int64_t *iargs, float scale,
+                           const int32_t *keyMask, void *dq, void *dk, void *dv,
+                           const void *dout, const void *q, const void *k, const void *v,
+                           int threads, char *err, int errLen) {
+  return guarded(err, errLen, [&] {
+    AttentionArgs a = attentionArgs(iargs, scale, keyMask);
+    Context ctx = makeContext(threads);
+    byDtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      attention_backward<T>(ctx, a, (T *)dq, (T *)dk, (T *)dv, (const T *)dout,
+                            (const T *)q, (const T *)k, (const T *)v);
+    });
+  });
+}
+
+int bwd_softmax_backward(int dtype, void *dx, const void *out, const void *dout,
+                         int64_t rows, int64_t C, int threads, char *err, int errLen) {
+  return guarded(err, errLen, [&] {
+    Context ctx = makeContext(threads);
+    byDtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      softmax_backward<T>(ctx, (T *)dx, (const T *)out, (const T *)dout, rows, C);
+    });
+  });
+}
+
+int bwd_rotary_backward(int dtype, void *dx, const void *dout, const int32_t *pos,
+                        int64_t rows, int64_t heads, int64_t headDim, int64_t rowStride,
+                        float base, int threads, char *err, int errLen) {
+  return guarded(err, errLen, [&] {
+    Context ctx = makeContext(threads);
+    byDtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      rotary_backward<T>(ctx, (T *)dx, (const T *)dout, pos, rows, heads, headDim,
+                         rowStride, base);
+    });
+  });
+}
+
+int bwd_embedding_forward(int dtype, void *out, const int32_t *ids, const void *table,
+                          int64_t rows, int64_t vocab, int64_t C, int threads, char *err,
+                          int errLen) {
+  return guarded(err, errLen, [&] {
+    Context ctx = makeContext(threads);
+    byDtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      embedding_forward<T>(ctx, (T *)out, ids, (const T *)table, rows, vocab, C);
+    });
+  });
+}
+
+int bwd_embedding_backward(int dtype, void *dtable, const int32_t *ids, const void *dout,
+                           int64_t rows, int64_t vocab, int64_t C, int threads, char *err,
+                           int errLen) {
+  return guarded(err, errLen, [&] {
+    Context ctx = makeContext(threads);
+    byDtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      embedding_backward<T>(ctx, (T *)dtable, ids, (const T *)dout, rows, vocab, C);
+    });
+  });
+}
+
+int bwd_copy_strided_backward(int dtype, void *dx, const void *dout, int64_t outer,
+                              int64_t inner, int64_t xOuterStride, int64_t xOffset,
+                              int threads, char *err, int errLen) {
+  return guarded(err, errLen, [&] {
+    Context ctx = makeContext(threads);
+    byDtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      copy_strided_backward<T>(ctx, (T *)dx, (const T *)dout, outer, inner, xOuterStride,
+                               xOffset);
+    });
+  });
+}
+
+} // extern "C"

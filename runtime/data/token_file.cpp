@@ -7,6 +7,7 @@
 #include "bmrt/tokens.h"
 
 #include "bmrt/context.h"
+#include "io/atomic_file.h"
 
 #include <cerrno>
 #include <cstring>
@@ -23,31 +24,6 @@ namespace {
 
 constexpr char kMagic[8] = {'B', 'M', 'B', 'T', 'O', 'K', '1', '\0'};
 constexpr uint32_t kVersion = 1;
-
-bool writeAll(int fd, const void *data, size_t n) {
-  const char *p = (const char *)data;
-  while (n > 0) {
-    ssize_t written = ::write(fd, p, n);
-    if (written < 0) {
-      if (errno == EINTR)
-        continue;
-      return false;
-    }
-    p += written;
-    n -= (size_t)written;
-  }
-  return true;
-}
-
-void syncDirectoryOf(const std::string &file) {
-  size_t slash = file.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : file.substr(0, slash + 1);
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    (void)fsync(fd);
-    ::close(fd);
-  }
-}
 
 uint64_t load64(const uint8_t *p) {
   uint64_t v;
@@ -102,29 +78,10 @@ void writeTokenFile(const std::string &file, const std::vector<int32_t> &ids, ui
   memcpy(header + 24, &vocabSize, 8);
   memcpy(header + 32, &checksum, 8);
 
-  std::string temp = file + ".tmp." + std::to_string(getpid());
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0)
-    fail(file + ": cannot write: cannot create " + temp + ": " + strerror(errno));
-  auto abandon = [&](const std::string &problem) {
-    ::close(fd);
-    ::unlink(temp.c_str());
-    fail(file + ": cannot write: " + problem);
-  };
-  if (!writeAll(fd, header, sizeof header) || !writeAll(fd, body.data(), body.size()))
-    abandon(strerror(errno));
-  if (fsync(fd) != 0)
-    abandon(std::string("fsync: ") + strerror(errno));
-  if (::close(fd) != 0) {
-    ::unlink(temp.c_str());
-    fail(file + ": cannot write: close: " + strerror(errno));
-  }
-  if (::rename(temp.c_str(), file.c_str()) != 0) {
-    int err = errno;
-    ::unlink(temp.c_str());
-    fail(file + ": cannot write: rename from " + temp + ": " + strerror(err));
-  }
-  syncDirectoryOf(file);
+  io::AtomicFile out(file);
+  out.write(header, sizeof header);
+  out.write(body.data(), body.size());
+  out.commit();
 }
 
 TokenFile TokenFile::open(const std::string &file) {

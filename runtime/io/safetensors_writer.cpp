@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "safetensors.h"
+#include "io/atomic_file.h"
 
 #include "bmrt/context.h"
 
@@ -63,81 +64,31 @@ std::string buildHeader(const std::vector<OutTensor> &tensors) {
   return header;
 }
 
-// write(2) until done; false (errno set) on failure.
-bool writeAll(int fd, const void *data, size_t n) {
-  const char *p = (const char *)data;
-  while (n > 0) {
-    ssize_t written = ::write(fd, p, n);
-    if (written < 0) {
-      if (errno == EINTR)
-        continue;
-      return false;
-    }
-    p += written;
-    n -= (size_t)written;
-  }
-  return true;
-}
-
-// Makes the rename itself durable. Best effort: some file systems refuse
-// fsync on directories, and the file's own data is already synced.
-void syncDirectoryOf(const std::string &file) {
-  size_t slash = file.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : file.substr(0, slash + 1);
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    (void)fsync(fd);
-    ::close(fd);
-  }
-}
-
 } // namespace
 
 void writeSafetensors(const std::string &file, const std::vector<OutTensor> &tensors) {
   std::string header = buildHeader(tensors);
-  std::string temp = file + ".tmp." + std::to_string(getpid());
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0)
-    fail(file + ": cannot write: cannot create " + temp + ": " + strerror(errno));
-
-  // Any failure below (including one thrown while building a tensor's bytes)
-  // removes the temp file before reporting.
-  auto abandon = [&](const std::string &problem) {
-    ::close(fd);
-    ::unlink(temp.c_str());
-    fail(file + ": cannot write: " + problem);
-  };
+  AtomicFile out(file);
   uint64_t headerBytes = header.size();
   uint8_t lengthBytes[8];
   memcpy(lengthBytes, &headerBytes, 8); // little-endian host (see safetensors.cpp)
-  if (!writeAll(fd, lengthBytes, 8) || !writeAll(fd, header.data(), header.size()))
-    abandon(strerror(errno));
+  out.write(lengthBytes, 8);
+  out.write(header.data(), header.size());
   std::vector<uint8_t> scratch;
   for (const OutTensor &t : tensors) {
     size_t bytes = paramDTypeSize(t.dtype);
     for (int64_t d : t.shape)
       bytes *= (size_t)d;
     const void *data = nullptr;
+    // A failure while building a tensor's bytes removes the temp file too.
     try {
       data = t.bytes(scratch);
     } catch (const Error &e) {
-      abandon(std::string("tensor '") + t.name + "': " + e.what());
+      out.abandon(std::string("tensor '") + t.name + "': " + e.what());
     }
-    if (!writeAll(fd, data, bytes))
-      abandon(strerror(errno));
+    out.write(data, bytes);
   }
-  if (fsync(fd) != 0)
-    abandon(std::string("fsync: ") + strerror(errno));
-  if (::close(fd) != 0) {
-    ::unlink(temp.c_str());
-    fail(file + ": cannot write: close: " + strerror(errno));
-  }
-  if (::rename(temp.c_str(), file.c_str()) != 0) {
-    int err = errno;
-    ::unlink(temp.c_str());
-    fail(file + ": cannot write: rename from " + temp + ": " + strerror(err));
-  }
-  syncDirectoryOf(file);
+  out.commit();
 }
 
 } // namespace bmrt::io

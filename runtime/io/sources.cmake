@@ -1,6 +1,7 @@
 # sources of the io component (see runtime/CMakeLists.txt): the JSON reader,
 # the safetensors reader/writer and the checkpoint loader/saver.
 bmrt_add_component(io
+  ${CMAKE_CURRENT_LIST_DIR}/atomic_file.cpp
   ${CMAKE_CURRENT_LIST_DIR}/json.cpp
   ${CMAKE_CURRENT_LIST_DIR}/safetensors.cpp
   ${CMAKE_CURRENT_LIST_DIR}/safetensors_writer.cpp

@@ -13,35 +13,15 @@
 #include <exception>
 #include <vector>
 
+#include "shim_common.h"
+
 using namespace bmrt;
 
 namespace {
 
-template <class F> int guarded(char *err, int errLen, F &&body) {
-  try {
-    body();
-    return 0;
-  } catch (const std::exception &e) {
-    if (err && errLen > 0)
-      std::snprintf(err, errLen, "%s", e.what());
-    return 1;
-  }
-}
-
-Context makeContext(int threads) {
-  Context ctx;
-  ctx.numThreads = threads;
-  return ctx;
-}
-
-template <class F> void byDtype(int dtype, F &&body) {
-  if (dtype == 0)
-    body(float());
-  else if (dtype == 1)
-    body(double());
-  else
-    fail("backward_shim: dtype must be 0 (float) or 1 (double)");
-}
+using shim::byDtype;
+using shim::guarded;
+using shim::makeContext;
 
 // iargs as kernels_shim's kernels_attention: batch, rows, heads, kvHeads,
 // headDim, qRowStride, qBatchStride, kvRowStride, kvBatchStride,

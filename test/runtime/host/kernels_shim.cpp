@@ -12,36 +12,15 @@
 #include <cstdio>
 #include <exception>
 
+#include "shim_common.h"
+
 using namespace bmrt;
 
 namespace {
 
-template <class F> int guarded(char *err, int errLen, F &&body) {
-  try {
-    body();
-    return 0;
-  } catch (const std::exception &e) {
-    if (err && errLen > 0)
-      std::snprintf(err, errLen, "%s", e.what());
-    return 1;
-  }
-}
-
-Context makeContext(int threads) {
-  Context ctx;
-  ctx.numThreads = threads;
-  return ctx;
-}
-
-// Runs body.template operator()<T>() with T = float or double.
-template <class F> void byDtype(int dtype, F &&body) {
-  if (dtype == 0)
-    body(float());
-  else if (dtype == 1)
-    body(double());
-  else
-    fail("kernels_shim: dtype must be 0 (float) or 1 (double)");
-}
+using shim::byDtype;
+using shim::guarded;
+using shim::makeContext;
 
 } // namespace
 

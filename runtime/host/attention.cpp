@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/kernels.h"
+#include "host/host_common.h"
 
 #include <algorithm>
 #include <cmath>
@@ -54,19 +55,11 @@ template <class T> inline void prefetchRow(const T *row, int64_t hd) {
     __builtin_prefetch((const char *)row + byte);
 }
 
-int threadCount(const Context &ctx) { return ctx.numThreads > 0 ? ctx.numThreads : 1; }
+using host::threadCount;
 
 void checkArgs(const AttentionArgs &a) {
+  host::checkAttentionHeads("attention_forward", a);
   auto bad = [](const std::string &what) { fail("attention_forward: " + what); };
-  if (a.batch < 1 || a.rows < 0)
-    bad("batch must be >= 1 and rows >= 0 (got batch " + std::to_string(a.batch) +
-        ", rows " + std::to_string(a.rows) + ")");
-  if (a.heads < 1 || a.kvHeads < 1 || a.headDim < 1)
-    bad("heads, kvHeads and headDim must be >= 1 (got " + std::to_string(a.heads) +
-        ", " + std::to_string(a.kvHeads) + ", " + std::to_string(a.headDim) + ")");
-  if (a.heads % a.kvHeads != 0)
-    bad("heads (" + std::to_string(a.heads) + ") is not a multiple of kvHeads (" +
-        std::to_string(a.kvHeads) + ")");
   if (a.start < 0 || a.start + a.rows > a.cacheCapacity)
     bad("rows [" + std::to_string(a.start) + ", " + std::to_string(a.start + a.rows) +
         ") do not fit the KV cache capacity " + std::to_string(a.cacheCapacity));

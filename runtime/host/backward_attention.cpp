@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/kernels_backward.h"
+#include "host/host_common.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,19 +31,11 @@
 namespace bmrt {
 namespace {
 
-int threadCount(const Context &ctx) { return ctx.numThreads > 0 ? ctx.numThreads : 1; }
+using host::threadCount;
 
 void checkArgs(const AttentionArgs &a) {
+  host::checkAttentionHeads("attention_backward", a);
   auto bad = [](const std::string &what) { fail("attention_backward: " + what); };
-  if (a.batch < 1 || a.rows < 0)
-    bad("batch must be >= 1 and rows >= 0 (got batch " + std::to_string(a.batch) +
-        ", rows " + std::to_string(a.rows) + ")");
-  if (a.heads < 1 || a.kvHeads < 1 || a.headDim < 1)
-    bad("heads, kvHeads and headDim must be >= 1 (got " + std::to_string(a.heads) +
-        ", " + std::to_string(a.kvHeads) + ", " + std::to_string(a.headDim) + ")");
-  if (a.heads % a.kvHeads != 0)
-    bad("heads (" + std::to_string(a.heads) + ") is not a multiple of kvHeads (" +
-        std::to_string(a.kvHeads) + ")");
   if (a.start != 0)
     bad("start must be 0 at training shapes (got " + std::to_string(a.start) + ")");
   if (a.keyMask && a.cacheCapacity < a.rows)

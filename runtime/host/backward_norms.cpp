@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/kernels_backward.h"
+#include "host/host_common.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,13 +25,8 @@ namespace {
 
 constexpr int64_t kColumnBlock = 64; // columns per dw/db work item
 
-int threadCount(const Context &ctx) { return ctx.numThreads > 0 ? ctx.numThreads : 1; }
+using host::threadCount;
 
-void checkShape(const char *kernel, int64_t rows, int64_t C) {
-  if (rows < 0 || C < 1)
-    fail(std::string(kernel) + ": needs rows >= 0 and C >= 1 (got rows " +
-         std::to_string(rows) + ", C " + std::to_string(C) + ")");
-}
 
 // mean and rstd of one row of C, as norms.cpp's layernormRow computes them.
 template <class T>
@@ -63,7 +59,7 @@ template <class T>
 void layernorm_forward_save(Context &ctx, T *out, T *mean, T *rstd, const T *x, const T *w,
                             const T *b, int64_t rows, int64_t C, float eps) {
   ProfileScope profile(ctx, KernelKind::Norm);
-  checkShape("layernorm_forward_save", rows, C);
+  host::checkRowShape("layernorm_forward_save", rows, C);
 #pragma omp parallel for num_threads(threadCount(ctx)) schedule(static) if (rows > 1)
   for (int64_t r = 0; r < rows; ++r) {
     const T *xr = x + r * C; // [C]
@@ -89,7 +85,7 @@ void layernorm_backward(Context &ctx, T *dx, T *dw, T *db, const T *dout, const 
                         const T *w, const T *mean, const T *rstd, int64_t rows, int64_t C,
                         float eps) {
   ProfileScope profile(ctx, KernelKind::Norm);
-  checkShape("layernorm_backward", rows, C);
+  host::checkRowShape("layernorm_backward", rows, C);
   if ((mean == nullptr) != (rstd == nullptr))
     fail("layernorm_backward: give both mean and rstd, or neither (recompute)");
   if (rows == 0)
@@ -166,7 +162,7 @@ template <class T>
 void rmsnorm_forward_save(Context &ctx, T *out, T *rstd, const T *x, const T *w,
                           int64_t rows, int64_t C, float eps) {
   ProfileScope profile(ctx, KernelKind::Norm);
-  checkShape("rmsnorm_forward_save", rows, C);
+  host::checkRowShape("rmsnorm_forward_save", rows, C);
 #pragma omp parallel for num_threads(threadCount(ctx)) schedule(static) if (rows > 1)
   for (int64_t r = 0; r < rows; ++r) {
     const T *xr = x + r * C; // [C]
@@ -183,7 +179,7 @@ template <class T>
 void rmsnorm_backward(Context &ctx, T *dx, T *dw, const T *dout, const T *x, const T *w,
                       const T *rstd, int64_t rows, int64_t C, float eps) {
   ProfileScope profile(ctx, KernelKind::Norm);
-  checkShape("rmsnorm_backward", rows, C);
+  host::checkRowShape("rmsnorm_backward", rows, C);
   if (rows == 0)
     return;
   std::vector<T> stats; // [rows] when recomputed

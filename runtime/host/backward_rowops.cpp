@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/kernels_backward.h"
+#include "host/host_common.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,21 +26,13 @@
 namespace bmrt {
 namespace {
 
-int threadCount(const Context &ctx) { return ctx.numThreads > 0 ? ctx.numThreads : 1; }
+using host::threadCount;
 
 // Below this many elements a parallel region costs more than the work.
 constexpr int64_t kParallelElements = 1 << 15;
 constexpr int64_t kColumnBlock = 64; // embedding_backward: columns per work item
 
-// As rowops.cpp: HF's fp32 steps for float, exact fp64 for double.
-void inverseFrequencies(float *invFreq, int64_t headDim, float base) {
-  for (int64_t i = 0; i < headDim / 2; ++i)
-    invFreq[i] = 1.0f / std::pow(base, float(2 * i) / float(headDim));
-}
-void inverseFrequencies(double *invFreq, int64_t headDim, float base) {
-  for (int64_t i = 0; i < headDim / 2; ++i)
-    invFreq[i] = std::pow(double(base), -double(2 * i) / double(headDim));
-}
+using host::inverseFrequencies;
 
 // dx[i] += f(x[i], dout[i]) for one activation's element derivative.
 template <class T, class F>
@@ -107,15 +100,7 @@ template <class T>
 void rotary_backward(Context &ctx, T *dx, const T *dout, const int32_t *pos, int64_t rows,
                      int64_t heads, int64_t headDim, int64_t rowStride, float base) {
   ProfileScope profile(ctx, KernelKind::Rotary);
-  if (headDim < 2 || headDim % 2 != 0)
-    fail("rotary_backward: head dimension must be even and >= 2 (got " +
-         std::to_string(headDim) + ")");
-  if (heads < 1 || rows < 0 || rowStride < heads * headDim)
-    fail("rotary_backward: bad shape (rows " + std::to_string(rows) + ", heads " +
-         std::to_string(heads) + ", headDim " + std::to_string(headDim) +
-         ", rowStride " + std::to_string(rowStride) + ")");
-  if (!(base > 1.0f))
-    fail("rotary_backward: base must be > 1 (got " + std::to_string(base) + ")");
+  host::checkRotaryArgs("rotary_backward", rows, heads, headDim, rowStride, base);
   const int64_t half = headDim / 2;
   std::vector<T> invFreq(half);
   inverseFrequencies(invFreq.data(), headDim, base);

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/kernels.h"
+#include "host/host_common.h"
 
 #include <cmath>
 #include <string>
@@ -20,13 +21,8 @@
 namespace bmrt {
 namespace {
 
-int threadCount(const Context &ctx) { return ctx.numThreads > 0 ? ctx.numThreads : 1; }
+using host::threadCount;
 
-void checkShape(const char *kernel, int64_t rows, int64_t C) {
-  if (rows < 0 || C < 1)
-    fail(std::string(kernel) + ": needs rows >= 0 and C >= 1 (got rows " +
-         std::to_string(rows) + ", C " + std::to_string(C) + ")");
-}
 
 // out = (x - mean) / sqrt(var + eps) * w + b for one row of C.
 template <class T>
@@ -76,7 +72,7 @@ template <class T>
 void layernorm_forward(Context &ctx, T *out, const T *x, const T *w, const T *b,
                        int64_t rows, int64_t C, float eps) {
   ProfileScope profile(ctx, KernelKind::Norm);
-  checkShape("layernorm_forward", rows, C);
+  host::checkRowShape("layernorm_forward", rows, C);
 #pragma omp parallel for num_threads(threadCount(ctx)) schedule(static) if (rows > 1)
   for (int64_t r = 0; r < rows; ++r)
     layernormRow(out + r * C, x + r * C, w, b, C, eps);
@@ -87,7 +83,7 @@ void residual_layernorm_forward(Context &ctx, T *sum, T *out, const T *a, const 
                                 const T *w, const T *b, int64_t rows, int64_t C,
                                 float eps) {
   ProfileScope profile(ctx, KernelKind::Norm);
-  checkShape("residual_layernorm_forward", rows, C);
+  host::checkRowShape("residual_layernorm_forward", rows, C);
 #pragma omp parallel for num_threads(threadCount(ctx)) schedule(static) if (rows > 1)
   for (int64_t row = 0; row < rows; ++row) {
     T *s = sum + row * C;
@@ -100,7 +96,7 @@ template <class T>
 void rmsnorm_forward(Context &ctx, T *out, const T *x, const T *w, int64_t rows,
                      int64_t C, float eps) {
   ProfileScope profile(ctx, KernelKind::Norm);
-  checkShape("rmsnorm_forward", rows, C);
+  host::checkRowShape("rmsnorm_forward", rows, C);
 #pragma omp parallel for num_threads(threadCount(ctx)) schedule(static) if (rows > 1)
   for (int64_t r = 0; r < rows; ++r)
     rmsnormRow(out + r * C, x + r * C, w, C, eps);
@@ -110,7 +106,7 @@ template <class T>
 void residual_rmsnorm_forward(Context &ctx, T *sum, T *out, const T *a, const T *r,
                               const T *w, int64_t rows, int64_t C, float eps) {
   ProfileScope profile(ctx, KernelKind::Norm);
-  checkShape("residual_rmsnorm_forward", rows, C);
+  host::checkRowShape("residual_rmsnorm_forward", rows, C);
 #pragma omp parallel for num_threads(threadCount(ctx)) schedule(static) if (rows > 1)
   for (int64_t row = 0; row < rows; ++row) {
     T *s = sum + row * C;

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/training.h"
+#include "host/host_common.h"
 
 #include <cmath>
 #include <string>
@@ -23,7 +24,7 @@
 namespace bmrt {
 namespace {
 
-int threadCount(const Context &ctx) { return ctx.numThreads > 0 ? ctx.numThreads : 1; }
+using host::threadCount;
 
 // Below this many elements an element-wise pass runs on one thread.
 constexpr int64_t kParallelElements = 1 << 15;

@@ -23,29 +23,7 @@ using shim::byDtype;
 using shim::guarded;
 using shim::makeContext;
 
-// iargs as kernels_shim's kernels_attention: batch, rows, heads, kvHeads,
-// headDim, qRowStride, qBatchStride, kvRowStride, kvBatchStride,
-// outRowStride, outBatchStride, cacheCapacity, start, causal.
-AttentionArgs attentionArgs(const int64_t *iargs, float scale, const int32_t *keyMask) {
-  AttentionArgs a;
-  a.batch = iargs[0];
-  a.rows = iargs[1];
-  a.heads = iargs[2];
-  a.kvHeads = iargs[3];
-  a.headDim = iargs[4];
-  a.qRowStride = iargs[5];
-  a.qBatchStride = iargs[6];
-  a.kvRowStride = iargs[7];
-  a.kvBatchStride = iargs[8];
-  a.outRowStride = iargs[9];
-  a.outBatchStride = iargs[10];
-  a.cacheCapacity = iargs[11];
-  a.start = iargs[12];
-  a.causal = iargs[13] != 0;
-  a.scale = scale;
-  a.keyMask = keyMask;
-  return a;
-}
+using shim::attentionArgs;
 
 } // namespace
 

@@ -26,30 +26,12 @@ using shim::makeContext;
 
 extern "C" {
 
-// iargs: batch, rows, heads, kvHeads, headDim, qRowStride, qBatchStride,
-// kvRowStride, kvBatchStride, outRowStride, outBatchStride, cacheCapacity,
-// start, causal (14 values).
+// iargs: as shim::attentionArgs.
 int kernels_attention(int dtype, const int64_t *iargs, float scale, const int32_t *keyMask,
                       void *out, const void *q, const void *k, const void *v, void *kCache,
                       void *vCache, int threads, char *err, int errLen) {
   return guarded(err, errLen, [&] {
-    AttentionArgs a;
-    a.batch = iargs[0];
-    a.rows = iargs[1];
-    a.heads = iargs[2];
-    a.kvHeads = iargs[3];
-    a.headDim = iargs[4];
-    a.qRowStride = iargs[5];
-    a.qBatchStride = iargs[6];
-    a.kvRowStride = iargs[7];
-    a.kvBatchStride = iargs[8];
-    a.outRowStride = iargs[9];
-    a.outBatchStride = iargs[10];
-    a.cacheCapacity = iargs[11];
-    a.start = iargs[12];
-    a.causal = iargs[13] != 0;
-    a.scale = scale;
-    a.keyMask = keyMask;
+    AttentionArgs a = shim::attentionArgs(iargs, scale, keyMask);
     Context ctx = makeContext(threads);
     byDtype(dtype, [&](auto zero) {
       using T = decltype(zero);

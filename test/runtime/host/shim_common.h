@@ -9,7 +9,7 @@
 #ifndef BMB_TEST_RUNTIME_HOST_SHIM_COMMON_H
 #define BMB_TEST_RUNTIME_HOST_SHIM_COMMON_H
 
-#include "bmrt/context.h"
+#include "bmrt/kernels.h"
 
 #include <cstdio>
 #include <exception>
@@ -41,6 +41,31 @@ template <class F> void byDtype(int dtype, F &&body) {
     body(double());
   else
     bmrt::fail("shim: dtype must be 0 (float) or 1 (double)");
+}
+
+// iargs: batch, rows, heads, kvHeads, headDim, qRowStride, qBatchStride,
+// kvRowStride, kvBatchStride, outRowStride, outBatchStride, cacheCapacity,
+// start, causal (14 values).
+inline bmrt::AttentionArgs attentionArgs(const int64_t *iargs, float scale,
+                                         const int32_t *keyMask) {
+  bmrt::AttentionArgs a;
+  a.batch = iargs[0];
+  a.rows = iargs[1];
+  a.heads = iargs[2];
+  a.kvHeads = iargs[3];
+  a.headDim = iargs[4];
+  a.qRowStride = iargs[5];
+  a.qBatchStride = iargs[6];
+  a.kvRowStride = iargs[7];
+  a.kvBatchStride = iargs[8];
+  a.outRowStride = iargs[9];
+  a.outBatchStride = iargs[10];
+  a.cacheCapacity = iargs[11];
+  a.start = iargs[12];
+  a.causal = iargs[13] != 0;
+  a.scale = scale;
+  a.keyMask = keyMask;
+  return a;
 }
 
 } // namespace shim

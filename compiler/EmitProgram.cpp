@@ -497,11 +497,17 @@ void Emitter::emitTables(ArrayRef<func::FuncOp> entries) {
   if (!numMaps)
     os << "  {\"\", nullptr, 0}, // none declared\n";
   os << "};\n\n";
+  // One walk per entry gives its tables and what kEntries says of them.
+  struct EntryCounts {
+    int64_t capacity = 1;
+    int numInputs = 0, numOutputs = 0;
+  };
+  SmallVector<EntryCounts> counts;
   for (func::FuncOp f : entries) {
     std::string fn = f.getName().str();
+    EntryCounts &c = counts.emplace_back();
     os << "const TensorRef k" << fn << "Inputs[] = {\n";
     std::string kinds;
-    int numInputs = 0;
     f.walk([&](InputOp i) {
       auto t = mt(i.getResult());
       os << "  {" << cString(i.getName()) << ", " << dtype(t.getElementType()) << ", "
@@ -511,34 +517,28 @@ void Emitter::emitTables(ArrayRef<func::FuncOp> entries) {
                (i.getKind() == "tokens"        ? "InputKind::Tokens"
                 : i.getKind() == "token_types" ? "InputKind::TokenTypes"
                                                : "InputKind::Mask");
-      ++numInputs;
+      c.capacity = t.getDimSize(i.getRowsDim());
+      ++c.numInputs;
     });
     os << "};\nconst InputKind k" << fn << "InputKinds[] = {" << kinds << "};\n";
     os << "const TensorRef k" << fn << "Outputs[] = {\n";
-    int numOutputs = 0;
     f.walk([&](OutputOp o) {
       auto t = mt(o.getBuffer());
       auto a = o.getBuffer().getDefiningOp<AllocOp>();
       os << "  {" << cString(o.getName()) << ", " << dtype(t.getElementType()) << ", "
          << t.getRank() << ", " << shape(t.getShape()) << ", " << *a.getOffset() << ", "
          << static_cast<int64_t>(o.getRowsDim()) << "},\n";
-      ++numOutputs;
+      ++c.numOutputs;
     });
     os << "};\n\n";
-    (void)numInputs;
-    (void)numOutputs;
   }
   os << "const EntryPoint kEntries[] = {\n";
-  for (func::FuncOp f : entries) {
-    std::string fn = f.getName().str();
-    int64_t capacity = 1;
-    f.walk([&](InputOp i) { capacity = mt(i.getResult()).getDimSize(i.getRowsDim()); });
-    int numInputs = 0, numOutputs = 0;
-    f.walk([&](InputOp) { ++numInputs; });
-    f.walk([&](OutputOp) { ++numOutputs; });
-    os << "  {" << cString(fn) << ", " << fn << ", " << capacity << ", k" << fn << "Inputs, k"
-       << fn << "InputKinds, " << numInputs << ", k" << fn << "Outputs, " << numOutputs
-       << "},\n";
+  for (auto [i, f] : llvm::enumerate(entries)) {
+    const EntryCounts &c = counts[i];
+    std::string fn = func::FuncOp(f).getName().str();
+    os << "  {" << cString(fn) << ", " << fn << ", " << c.capacity << ", k" << fn
+       << "Inputs, k" << fn << "InputKinds, " << c.numInputs << ", k" << fn << "Outputs, "
+       << c.numOutputs << "},\n";
   }
   os << "};\n\n";
   bool encoder = program->getAttrOfType<StringAttr>("kind").getValue() == "encoder";

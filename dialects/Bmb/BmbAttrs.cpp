@@ -92,6 +92,24 @@ Attribute InitAttr::parseBody(AsmParser &parser) {
       llvm::APFloat(numbers[0]), llvm::APFloat(numbers[1]));
 }
 
+// Attributes whose body is also printed bare inside ops (InitAttr in
+// bmb.param, NameRuleAttr in bmb.checkpoint_map): on their own they read
+// `#bmb.kind<body>`.
+template <class Attr> static Attribute parseAngled(AsmParser &parser) {
+  if (parser.parseLess())
+    return {};
+  Attribute attr = Attr::parseBody(parser);
+  if (!attr || parser.parseGreater())
+    return {};
+  return attr;
+}
+
+template <class Attr> static void printAngled(Attr attr, AsmPrinter &printer) {
+  printer << "<";
+  attr.printBody(printer);
+  printer << ">";
+}
+
 void InitAttr::printBody(AsmPrinter &printer) const {
   printer << stringifyInitKind(getKind());
   unsigned n = arity(getKind());
@@ -104,19 +122,10 @@ void InitAttr::printBody(AsmPrinter &printer) const {
 }
 
 Attribute InitAttr::parse(AsmParser &parser, Type) {
-  if (parser.parseLess())
-    return {};
-  Attribute attr = parseBody(parser);
-  if (!attr || parser.parseGreater())
-    return {};
-  return attr;
+  return parseAngled<InitAttr>(parser);
 }
 
-void InitAttr::print(AsmPrinter &printer) const {
-  printer << "<";
-  printBody(printer);
-  printer << ">";
-}
+void InitAttr::print(AsmPrinter &printer) const { printAngled(*this, printer); }
 
 LogicalResult InitAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                InitKind kind, llvm::APFloat a,
@@ -209,19 +218,10 @@ void NameRuleAttr::printBody(AsmPrinter &printer) const {
 }
 
 Attribute NameRuleAttr::parse(AsmParser &parser, Type) {
-  if (parser.parseLess())
-    return {};
-  Attribute attr = parseBody(parser);
-  if (!attr || parser.parseGreater())
-    return {};
-  return attr;
+  return parseAngled<NameRuleAttr>(parser);
 }
 
-void NameRuleAttr::print(AsmPrinter &printer) const {
-  printer << "<";
-  printBody(printer);
-  printer << ">";
-}
+void NameRuleAttr::print(AsmPrinter &printer) const { printAngled(*this, printer); }
 
 unsigned NameRuleAttr::getNumLayerIndices() const {
   return namerules::countLayerIndices(getExternal().str());

@@ -69,6 +69,19 @@ TEST_F(TokenizerFiles, LoadsAMinimalByteLevelBpe) {
   EXPECT_STREQ(bmrt::loadTokenizer(dir, "")->kind(), "gpt2-bpe");
 }
 
+// A Replace normalizer with a Regex pattern is refused by name, not
+// approximated.
+TEST_F(TokenizerFiles, RegexReplaceIsRefused) {
+  std::string json = kTinyBpe;
+  json.replace(json.find("\"normalizer\": null"), 18,
+               "\"normalizer\": {\"type\": \"Replace\", \"pattern\": {\"Regex\": \" +\"}, "
+               "\"content\": \" \"}");
+  std::string msg = loadError(write("tokenizer.json", json));
+  EXPECT_NE(msg.find("a Replace with a Regex pattern is not supported (only String patterns)"),
+            std::string::npos)
+      << msg;
+}
+
 TEST_F(TokenizerFiles, OutOfRangeIdsAreErrors) {
   auto tok = bmrt::loadTokenizer(write("tokenizer.json", kTinyBpe), "");
   EXPECT_THROW(tok->decode({4}), bmrt::Error);

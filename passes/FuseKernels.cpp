@@ -277,8 +277,14 @@ struct FuseKernelsPass : mlir::bmb::impl::FuseKernelsPassBase<FuseKernelsPass> {
         }
     }
     // 4: what is left becomes generated kernels, merged along chains.
+    // New kernel names continue after the largest existing "kN" (merging
+    // leaves gaps, so a count of the kernels could repeat a name).
     int counter = 0;
-    module.walk([&](KernelOp k) { counter++; });
+    module.walk([&](KernelOp k) {
+      int n;
+      if (!k.getSymName().drop_front().getAsInteger(10, n))
+        counter = std::max(counter, n + 1);
+    });
     SmallVector<EwiseOp> rest;
     module.walk([&](EwiseOp e) { rest.push_back(e); });
     for (EwiseOp e : rest)

@@ -213,13 +213,13 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
     if (e.getIds() == tokensArg && !vocab)
       vocab = cast<RankedTensorType>(e.getWeight().getType()).getDimSize(0);
     buffers[e.getResult()] = out;
-    seqDims[e.getResult()] = seqDim(e.getIds()) < 0 ? -1 : seqDim(e.getIds());
+    seqDims[e.getResult()] = seqDim(e.getIds());
     return success();
   }
   if (auto a = dyn_cast<ArangeOp>(op)) {
     Value out = alloc(loc, a.getResult().getType());
     // arange(T) is the positions of the rows: it starts at %start.
-    bool isSeq = a.getN() == (prefill ? capacity : 1);
+    bool isSeq = static_cast<int64_t>(a.getN()) == (prefill ? capacity : 1);
     Value from = isSeq ? start : b.create<arith::ConstantIndexOp>(loc, 0).getResult();
     b.create<ex::PositionsOp>(loc, out, from, isSeq ? rowsFor(0) : Value());
     buffers[a.getResult()] = out;
@@ -292,7 +292,7 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
   }
   if (auto s = dyn_cast<SoftmaxOp>(op)) {
     auto t = cast<RankedTensorType>(s.getInput().getType());
-    if (s.getAxis() != t.getRank() - 1)
+    if (static_cast<int64_t>(s.getAxis()) != t.getRank() - 1)
       return s.emitError("softmax over a dim other than the last is not supported by the "
                          "host lowering yet");
     Value out = alloc(loc, s.getResult().getType());
@@ -303,10 +303,11 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
   }
   if (auto t = dyn_cast<TakeOp>(op)) {
     int64_t d = seqDim(t.getInput());
-    if (d == t.getAxis() && prefill && t.getIndex() != 0)
+    int64_t axis = static_cast<int64_t>(t.getAxis());
+    if (d == axis && prefill && t.getIndex() != 0)
       return t.emitError("take along the sequence dim needs index 0 at inference (the "
                          "prompt length is a run-time value)");
-    if (d >= 0 && d < t.getAxis())
+    if (d >= 0 && d < axis)
       return t.emitError("take after the sequence dim is not supported at inference yet");
     Value out = alloc(loc, t.getResult().getType());
     b.create<ex::TakeOp>(loc, lookup(t.getInput()), out, t.getAxisAttr(), t.getIndexAttr());

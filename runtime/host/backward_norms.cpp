@@ -28,21 +28,7 @@ constexpr int64_t kColumnBlock = 64; // columns per dw/db work item
 using host::threadCount;
 
 
-// mean and rstd of one row of C, as norms.cpp's layernormRow computes them.
-template <class T>
-void layernormStats(const T *x, int64_t C, float eps, T *mean, T *rstd) {
-  T sum = 0;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t i = 0; i < C; ++i)
-    sum += x[i];
-  const T m = sum / T(C);
-  T sq = 0;
-#pragma omp simd reduction(+ : sq)
-  for (int64_t i = 0; i < C; ++i)
-    sq += (x[i] - m) * (x[i] - m);
-  *mean = m;
-  *rstd = T(1) / std::sqrt(sq / T(C) + T(eps));
-}
+using host::layernormStats;
 
 // rstd of one row of C, as norms.cpp's rmsnormRow computes it.
 template <class T> T rmsnormRstd(const T *x, int64_t C, float eps) {

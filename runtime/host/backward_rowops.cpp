@@ -110,11 +110,7 @@ void rotary_backward(Context &ctx, T *dx, const T *dout, const int32_t *pos, int
     T *cosv = table.data(), *sinv = table.data() + half;
 #pragma omp for schedule(static)
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t i = 0; i < half; ++i) {
-        const T angle = T(pos[r]) * invFreq[i]; // rounded in T, as the forward
-        cosv[i] = std::cos(angle);
-        sinv[i] = std::sin(angle);
-      }
+      host::rotaryAngles(cosv, sinv, pos[r], invFreq.data(), half);
       for (int64_t h = 0; h < heads; ++h) {
         const T *dh = dout + r * rowStride + h * headDim; // [headDim]
         T *xh = dx + r * rowStride + h * headDim;         // [headDim]

@@ -64,6 +64,34 @@ inline void inverseFrequencies(double *invFreq, int64_t headDim, float base) {
     invFreq[i] = std::pow(double(base), -double(2 * i) / double(headDim));
 }
 
+/// cos and sin of one row's rotary angles pos * invFreq[i], i < half; the
+/// angle is rounded in T first, as HF does in fp32.
+template <class T>
+inline void rotaryAngles(T *cosv, T *sinv, int32_t pos, const T *invFreq, int64_t half) {
+  for (int64_t i = 0; i < half; ++i) {
+    const T angle = T(pos) * invFreq[i];
+    cosv[i] = std::cos(angle);
+    sinv[i] = std::sin(angle);
+  }
+}
+
+/// Mean and 1/sqrt(var + eps) of one row of C (two passes, accumulating in
+/// T): layernorm's forward and backward must see the same statistics.
+template <class T>
+inline void layernormStats(const T *x, int64_t C, float eps, T *mean, T *rstd) {
+  T sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t i = 0; i < C; ++i)
+    sum += x[i];
+  const T m = sum / T(C);
+  T sq = 0;
+#pragma omp simd reduction(+ : sq)
+  for (int64_t i = 0; i < C; ++i)
+    sq += (x[i] - m) * (x[i] - m);
+  *mean = m;
+  *rstd = T(1) / std::sqrt(sq / T(C) + T(eps));
+}
+
 } // namespace bmrt::host
 
 #endif // BMRT_HOST_HOST_COMMON_H

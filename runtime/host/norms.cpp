@@ -27,16 +27,8 @@ using host::threadCount;
 // out = (x - mean) / sqrt(var + eps) * w + b for one row of C.
 template <class T>
 void layernormRow(T *out, const T *x, const T *w, const T *b, int64_t C, float eps) {
-  T sum = 0;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t i = 0; i < C; ++i)
-    sum += x[i];
-  const T mean = sum / T(C);
-  T sq = 0;
-#pragma omp simd reduction(+ : sq)
-  for (int64_t i = 0; i < C; ++i)
-    sq += (x[i] - mean) * (x[i] - mean);
-  const T rstd = T(1) / std::sqrt(sq / T(C) + T(eps));
+  T mean, rstd;
+  host::layernormStats(x, C, eps, &mean, &rstd);
   if (b) {
 #pragma omp simd
     for (int64_t i = 0; i < C; ++i)

@@ -74,11 +74,7 @@ void rotary_forward(Context &ctx, T *out, const T *x, const int32_t *pos, int64_
     T *cosv = table.data(), *sinv = table.data() + half;
 #pragma omp for schedule(static)
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t i = 0; i < half; ++i) {
-        const T angle = T(pos[r]) * invFreq[i]; // rounded in T, as HF does in fp32
-        cosv[i] = std::cos(angle);
-        sinv[i] = std::sin(angle);
-      }
+      host::rotaryAngles(cosv, sinv, pos[r], invFreq.data(), half);
       for (int64_t h = 0; h < heads; ++h) {
         const T *xh = x + r * rowStride + h * headDim;
         T *oh = out + r * rowStride + h * headDim;

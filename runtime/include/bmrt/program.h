@@ -38,6 +38,12 @@ struct ParamInfo {
   bool frozen;
   InitKind init;    // Normal: std = initA; Uniform: [initA, initB); Constant: initA
   double initA, initB;
+  // Training programs only (defaults = an infer program's table):
+  int64_t gradOffset = -1; // bytes into the grads allocation; -1: no gradient (frozen)
+  int64_t optOffset = -1;  // bytes into the optimizer-state allocation: the
+                           // TrainInfo::optSlots slots of this param, each
+                           // the param's size, back to back; -1: none
+  bool decay = false;      // AdamW applies weight decay to it
 };
 
 /// One rule of a checkpoint name map (declared in the .bmb file with
@@ -83,6 +89,8 @@ struct Buffers {
   void *params = nullptr;
   void *state = nullptr;       // persistent: KV cache
   void *activations = nullptr; // shared by the entry points
+  void *grads = nullptr;       // training: one gradient per trainable param
+  void *optState = nullptr;    // training: optimizer state (AdamW m, v)
 };
 
 /// Entry points: `rows` valid rows starting at absolute position `start`
@@ -107,6 +115,8 @@ enum class ModelKind : int {
   Encoder,   // outputs are hidden states (and a pooled vector when present)
 };
 
+struct TrainInfo;
+
 struct ProgramInfo {
   const char *source;          // the .bmb file it was compiled from
   const char *job;
@@ -126,7 +136,63 @@ struct ProgramInfo {
   double temperature, topP;
   int64_t topK;
   const char *tokenizer;       // job's `tokenizer` setting ("" = from the checkpoint dir)
+  const TrainInfo *train = nullptr;      // train jobs only (entries is then empty)
 };
+
+//===----------------------------------------------------------------------===//
+// Training programs (issue 4)
+//===----------------------------------------------------------------------===//
+
+/// What one call of a training entry needs and reports. The app owns the
+/// schedule (lr), the loss scale and the RNG counters; the compiler's code
+/// only reads them.
+struct StepArgs {
+  int64_t step = 1;          // 1-based optimizer update (AdamW bias correction)
+  double lr = 0;             // this update's learning rate, schedule applied
+  double dlossScale = 1;     // 1 / non-ignored targets of the whole global batch
+  uint64_t seed = 0;         // dropout: Philox key (seed, step, microStep, op, element)
+  int64_t microStep = 0;     // index of the micro-batch within the step
+  double gradNorm = 0;       // out (optimizerStep): global grad 2-norm before clipping
+};
+
+/// A training entry. Inputs/outputs live in the activations allocation at
+/// the offsets of its TensorRef tables, as for infer entries.
+using TrainFn = void (*)(Context &ctx, const Buffers &buf, StepArgs &args);
+
+struct TrainEntry {
+  const char *name;
+  TrainFn fn;
+  const TensorRef *inputs;   // "tokens" i32 [B, T], "targets" i32 [B, T] (-100 = ignore)
+  int numInputs;
+  const TensorRef *outputs;  // "losses" f32 [B*T]: per-row loss, 0 where ignored
+  int numOutputs;
+};
+
+enum class OptimizerKind : int { AdamW, SGD };
+
+/// The train job, as compiled. Batch and sequence length are fixed.
+struct TrainInfo {
+  int64_t batch, seq;
+  int64_t gradBytes, optStateBytes;
+  OptimizerKind optimizer;
+  int optSlots;                // per trainable param: AdamW 2 (exp_avg, exp_avg_sq), SGD 1 or 0
+  double lr, beta1, beta2, eps, weightDecay, momentum;
+  double clipNorm;             // 0: no clipping
+  int schedule;                // LrSchedule of training.h (Constant, Linear, Cosine)
+  int64_t warmup, steps;       // schedule warmup and the job's default --steps
+  int64_t accumulate;          // micro-batches per optimizer update
+  const char *data;            // the job's data path ("" = none)
+  const char *dataTokenizer;   // the job's data tokenizer ("gpt2", "byte", ...)
+  // forwardBackward: forward, losses, backward; ACCUMULATES into grads
+  //                  (zero after optimizerStep and at start).
+  // optimizerStep:   clip (clipNorm), update every trainable param, zero grads.
+  // evaluate:        forward and losses only; grads untouched.
+  TrainEntry forwardBackward, optimizerStep, evaluate;
+};
+
+/// The train executable's main (runtime/app): data, the step loop,
+/// checkpoints, resume, metrics.
+int train_main(int argc, char **argv, const ProgramInfo &program);
 
 /// Fills every parameter from its declared initializer, reproducibly:
 /// element e of parameter p draws from Philox keyed by (seed, p, e), so the

@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
 # The main job, end to end: installs dependencies, builds bmbc and libbmrt,
-# then takes models/gpt2.bmb's `chat_mini` infer job from source to a running
-# program:
-#   1. the pass pipeline it runs                  (--print-pipeline)
-#   2. the parameter table and memory plan        (--stats)
-#   3. a Hugging Face checkpoint + tokenizer      (scripts/make-demo-checkpoint.py:
-#      transformers' save_pretrained layout, random weights: no download here)
-#   4. the executable                             (bmbc ... -o build/demo/gpt2-chat)
-#   5. generation, streamed, with a profile       (gpt2-chat --load ... --prompt ...)
-# The weights are random, so the text is noise; the path is the real one.
+# then trains models/gpt2.bmb's GPT2Mini (the tiny configuration with a
+# 4096-token vocabulary) on the text of Debian's `fortunes` package and
+# generates from the checkpoint it saved:
+#   1. dependencies (apt, the reference venv)
+#   2. bmbc, libbmrt and bmb-tokenize
+#   3. the corpus: fortunes -> JSONL, a BPE tokenizer trained on it, a token file
+#   4. the train job: its pass pipeline and memory plan (--stats)
+#   5. the train executable (bmbc ... --job pretrain_mini -o gpt2-train)
+#   6. training: a few minutes, loss falling, checkpoints and a metrics log
+#   7. the loss curve as a PNG
+#   8. the infer executable generating from the saved checkpoint
 # Works from any directory. Environment: BMB_BUILD_DIR, BMB_JOBS (see
-# scripts/build.sh); BMB_SKIP_DEPS=1 skips the apt and pip steps.
+# scripts/build.sh); BMB_SKIP_DEPS=1 skips the apt and pip steps;
+# BMB_DEMO_STEPS (default: the job's 300) sets the training length.
 set -uo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 MODEL=models/gpt2.bmb
-JOB=chat_mini
+TRAIN_JOB=pretrain_mini
+CHAT_JOB=chat_mini
 DEMO="$BMB_BUILD_DIR/demo"
+STEPS="${BMB_DEMO_STEPS:-300}"
 
 heading() {
   echo
@@ -26,17 +31,17 @@ heading() {
   echo "================================================================"
 }
 
-heading "1/7 dependencies"
+heading "1/8 dependencies"
 if [ "${BMB_SKIP_DEPS:-0}" != 1 ]; then
   "$BMB_ROOT/scripts/install-deps.sh" || exit 1
 fi
 "$BMB_ROOT/scripts/detect-cuda.sh"
-PY=$("$BMB_ROOT/scripts/setup-venv.sh") || exit 1
 
-heading "2/7 build bmbc and libbmrt ($BMB_BUILD_DIR)"
+heading "2/8 build bmbc, libbmrt and bmb-tokenize ($BMB_BUILD_DIR)"
 bmb_configure || exit 1
-ninja -C "$BMB_BUILD_DIR" -j"$BMB_JOBS" bmbc bmrt || exit 1
+ninja -C "$BMB_BUILD_DIR" -j"$BMB_JOBS" bmbc bmrt bmb-tokenize || exit 1
 BMBC="$BMB_BUILD_DIR/bin/bmbc"
+TOKENIZE="$BMB_BUILD_DIR/bin/bmb-tokenize"
 
 # bmbc ARGS...: from the checkout, so paths print relative to it.
 bmbc() {
@@ -44,27 +49,41 @@ bmbc() {
   (cd "$BMB_ROOT" && "$BMBC" "$@")
 }
 
-heading "3/7 the pass pipeline for job '$JOB'"
-bmbc "$MODEL" --job "$JOB" --print-pipeline || exit 1
+heading "3/8 the corpus: Debian's fortunes, a BPE tokenizer, a token file ($DEMO/data)"
+mkdir -p "$DEMO/data"
+"$BMB_PYTHON" "$BMB_ROOT/scripts/fortunes-corpus.py" "$DEMO/data/fortunes.jsonl" || exit 1
+echo "\$ bmb-tokenize --train-bpe 4096 fortunes.jsonl -o tokenizer"
+"$TOKENIZE" --train-bpe 4096 "$DEMO/data/fortunes.jsonl" -o "$DEMO/data/tokenizer" || exit 1
+echo "\$ bmb-tokenize --tokenizer tokenizer fortunes.jsonl -o fortunes.tok --append-eos"
+"$TOKENIZE" --tokenizer "$DEMO/data/tokenizer" "$DEMO/data/fortunes.jsonl" \
+  -o "$DEMO/data/fortunes.tok" --append-eos || exit 1
 
-heading "4/7 parameters and the memory plan"
-bmbc "$MODEL" --job "$JOB" --stats || exit 1
+heading "4/8 the train job: passes and memory plan"
+bmbc "$MODEL" --job "$TRAIN_JOB" --print-pipeline || exit 1
+bmbc "$MODEL" --job "$TRAIN_JOB" --stats || exit 1
 
-heading "5/7 a Hugging Face checkpoint and tokenizer ($DEMO/ckpt-mini)"
-if [ ! -f "$DEMO/ckpt-mini/model.safetensors" ] || [ ! -f "$DEMO/ckpt-mini/tokenizer.json" ]; then
-  "$PY" "$BMB_ROOT/scripts/make-demo-checkpoint.py" "$DEMO/ckpt-mini" || exit 1
-else
-  echo "(kept from an earlier run)"
-fi
+heading "5/8 the train executable"
+bmbc "$MODEL" --job "$TRAIN_JOB" -o "$DEMO/gpt2-train" || exit 1
 
-heading "6/7 the executable"
-mkdir -p "$DEMO"
-bmbc "$MODEL" --job "$JOB" -o "$DEMO/gpt2-chat" || exit 1
-"$DEMO/gpt2-chat" --info | head -8
+heading "6/8 train for $STEPS steps (Ctrl-C saves a checkpoint and stops)"
+rm -rf "$DEMO/ckpt" "$DEMO/metrics.jsonl"
+echo "\$ gpt2-train --data fortunes.tok --steps $STEPS --save ckpt --log metrics.jsonl"
+"$DEMO/gpt2-train" --data "$DEMO/data/fortunes.tok" --steps "$STEPS" --seed 1 \
+  --save "$DEMO/ckpt" --save-every 100 --log "$DEMO/metrics.jsonl" || exit 1
+CKPT="$DEMO/ckpt/$(cat "$DEMO/ckpt/latest")"
 
-heading "7/7 generate (random weights: expect noise)"
-echo "\$ gpt2-chat --load $DEMO/ckpt-mini --prompt 'Once upon a time' --max-tokens 48 --seed 1 --profile"
-"$DEMO/gpt2-chat" --load "$DEMO/ckpt-mini" --prompt "Once upon a time" --max-tokens 48 \
-  --seed 1 --profile || exit 1
+heading "7/8 the loss curve"
+"$BMB_PYTHON" "$BMB_ROOT/scripts/plot-loss.py" "$DEMO/metrics.jsonl" "$DEMO/loss.png" \
+  --title "GPT2Mini on fortunes" || exit 1
+
+heading "8/8 generate from the checkpoint"
+bmbc "$MODEL" --job "$CHAT_JOB" -o "$DEMO/gpt2-chat" || exit 1
+echo "\$ gpt2-chat --load $CKPT --tokenizer tokenizer --prompt 'The computer' --max-tokens 60"
+"$DEMO/gpt2-chat" --load "$CKPT" --tokenizer "$DEMO/data/tokenizer" --prompt "The computer" \
+  --max-tokens 60 --seed 1 || exit 1
 echo
-echo "demo: done (the executable: $DEMO/gpt2-chat; bmbc: $BMBC)"
+echo "demo: done"
+echo "  checkpoint:   $CKPT (model.safetensors in Hugging Face's GPT-2 layout)"
+echo "  metrics log:  $DEMO/metrics.jsonl"
+echo "  loss curve:   $DEMO/loss.png"
+echo "  executables:  $DEMO/gpt2-train, $DEMO/gpt2-chat (bmbc: $BMBC)"

@@ -16,6 +16,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev ninja-build cmake g++ ccache   # build + unit tests
   clang-19 libclang-rt-19-dev                              # libFuzzer for the front end
   python3 python3-numpy python3-venv python3-psutil python3-torch        # lit timeouts, references
+  fortunes                                                 # the demo's training corpus (text)
 )
 LOCK_TIMEOUT=600
 

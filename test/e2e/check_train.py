@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+"""Training executables against Hugging Face transformers + Debian's torch.
+
+usage: check_train.py MODE EXE CONFIG WORKDIR [INFER_EXE]
+
+The train executables are built from test/e2e/train.bmb (jobs named in
+TRAIN below); CONFIG names the model in configs.py. Every mode starts from
+the same Hugging Face checkpoint (hf_reference.hf_model: re-drawn weights,
+save_pretrained) loaded with --load, and from a token file written here
+(tokfile.py) of uniform random ids, read in sequential order with no
+held-out split, so that step s, row b is the window of T + 1 tokens starting
+at (s * B + b) * T: tokens are its first T, targets its last T.
+
+  grads    one step: the loss and every parameter's gradient (--dump-grads,
+           Hugging Face names) against torch autograd of the same batch:
+           max |ours - ref| / max |ref| <= 1e-4 per tensor; a tensor whose
+           reference is zero or nearly (under 1e-6 of the largest gradient,
+           e.g. GPT-2's key bias) is compared absolutely against 1e-6 of the
+           largest gradient.
+  adamw    one AdamW step on fixed gradients: torch.optim.AdamW, with the
+           job's hyperparameters and decay groups, applied to OUR dumped
+           gradients from the same weights, against the weights we saved.
+  sgd      five steps of SGD with momentum (the _sgd job) against torch's
+           parameters after five steps on the same batches: 1e-4 relative.
+  overfit  200 steps on one batch: the last logged loss is under 0.05.
+  resume   20 steps straight vs 10 + --resume + 10: identical weights and
+           optimizer state (bytes).
+  export   our saved checkpoint loads into transformers, whose logits equal
+           the infer executable's (INFER_EXE, --load of the same checkpoint)
+           to 1e-4.
+"""
+
+import json
+import os
+import shutil
+import sys
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import configs  # noqa: E402
+import harness  # noqa: E402
+import hf_reference  # noqa: E402
+import tokfile  # noqa: E402
+
+# The train jobs of test/e2e/train.bmb, as the test must know them.
+TRAIN = {
+    "gpt2-nano": dict(batch=4, seq=64,
+                      adamw=dict(lr=1e-3, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1),
+                      sgd=dict(lr=0.05, momentum=0.9)),
+}
+THREADS = ["--threads", "2"]
+
+
+def hf_names_no_decay(model):
+    """Our default no-decay set in Hugging Face names: rank-1 tensors
+    (biases, norm weights) and the embeddings (wte, wpe)."""
+    return {n for n, p in model.named_parameters() if p.dim() == 1 or "wte" in n or "wpe" in n}
+
+
+def load_safetensors(path):
+    from safetensors.numpy import load_file
+    return load_file(path)
+
+
+class Setup:
+    def __init__(self, config, workdir, tokens_needed, seed=7):
+        self.c = configs.get(config)
+        self.t = TRAIN[config]
+        self.B, self.T = self.t["batch"], self.t["seq"]
+        self.dir = os.path.join(workdir, "train-" + config)
+        os.makedirs(self.dir, exist_ok=True)
+        self.init = os.path.join(self.dir, "init")
+        if not os.path.exists(os.path.join(self.init, "model.safetensors")):
+            hf_reference.hf_model(self.c).save_pretrained(self.init, safe_serialization=True)
+        rng = np.random.default_rng(seed)
+        self.ids = rng.integers(0, self.c["vocab"], tokens_needed).tolist()
+        self.data = os.path.join(self.dir, "data-%d.tok" % seed)
+        tokfile.write(self.data, self.ids, self.c["vocab"])
+
+    def model(self):
+        import transformers as tf
+        m = tf.GPT2LMHeadModel.from_pretrained(self.init).float()
+        m.config._attn_implementation = "eager"
+        return m.train()
+
+    def batch(self, step):
+        B, T = self.B, self.T
+        rows = [self.ids[(step * B + b) * T:(step * B + b) * T + T + 1] for b in range(B)]
+        w = torch.tensor(rows, dtype=torch.long)
+        return w[:, :T], w[:, 1:]
+
+    def run(self, fails, label, exe, *args, timeout=600):
+        cmd = [exe, "--load", self.init, "--data", self.data, "--order", "sequential",
+               "--val-fraction", "0"] + THREADS + [str(a) for a in args]
+        p = harness.run(cmd, timeout=timeout)
+        if p.returncode != 0:
+            fails.add("%s: exit %s\n%s" % (label, p.returncode, harness.tail(p.stderr)))
+            return None
+        return p
+
+
+def torch_loss(model, tokens, targets):
+    logits = model(input_ids=tokens).logits
+    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                             targets.reshape(-1))
+
+
+def logged(path, key="loss"):
+    out = []
+    with open(path) as f:
+        for line in f:
+            rec = json.loads(line)
+            if key in rec:
+                out.append(rec)
+    return out
+
+
+def check_grads(fails, s, exe):
+    dump = os.path.join(s.dir, "grads.safetensors")
+    log = os.path.join(s.dir, "grads.jsonl")
+    for f in (dump, log):
+        if os.path.exists(f):
+            os.remove(f)
+    if not s.run(fails, "one step with --dump-grads", exe, "--steps", 1, "--dump-grads", dump,
+                 "--log", log):
+        return
+    model = s.model()
+    tokens, targets = s.batch(0)
+    loss = torch_loss(model, tokens, targets)
+    loss.backward()
+    ours_loss = logged(log)[0]["loss"]
+    err = abs(ours_loss - float(loss)) / abs(float(loss))
+    print("loss: ours %.7f, torch %.7f, rel %.2e" % (ours_loss, float(loss), err))
+    fails.check(err <= 1e-5, "loss %.7f vs torch %.7f (rel %.2e > 1e-5)"
+                % (ours_loss, float(loss), err))
+    ours = load_safetensors(dump)
+    ref = {n: p.grad.double().numpy() for n, p in model.named_parameters()}
+    largest = max(np.abs(g).max() for g in ref.values())
+    for name, g in sorted(ref.items()):
+        if name not in ours:
+            fails.add("--dump-grads has no %s" % name)
+            continue
+        o = ours[name].astype(np.float64)
+        if o.shape != g.shape:
+            fails.add("%s: shape %s vs torch %s" % (name, o.shape, g.shape))
+            continue
+        if np.abs(g).max() < 1e-6 * largest:
+            err = float(np.abs(o - g).max())
+            ok = err <= 1e-6 * largest
+            print("%-40s abs %.2e (reference ~0; limit %.2e)" % (name, err, 1e-6 * largest))
+        else:
+            err = harness.rel_err(o, g)
+            ok = err <= harness.TOL
+            print("%-40s rel %.2e" % (name, err))
+        fails.check(ok, "gradient of %s differs: %.2e" % (name, err))
+    extra = sorted(set(ours) - set(ref) - {"lm_head.weight"})
+    fails.check(not extra, "--dump-grads has tensors torch does not: %s" % extra)
+
+
+def check_adamw(fails, s, exe):
+    """Torch's AdamW on our gradients must give our weights after step 1."""
+    dump = os.path.join(s.dir, "adamw-grads.safetensors")
+    save = os.path.join(s.dir, "adamw-ckpt")
+    shutil.rmtree(save, ignore_errors=True)
+    if not s.run(fails, "one AdamW step", exe, "--steps", 1, "--dump-grads", dump,
+                 "--save", save):
+        return
+    model = s.model()
+    grads = load_safetensors(dump)
+    no_decay = hf_names_no_decay(model)
+    a = s.t["adamw"]
+    groups = [{"params": [p for n, p in model.named_parameters() if n not in no_decay],
+               "weight_decay": a["weight_decay"]},
+              {"params": [p for n, p in model.named_parameters() if n in no_decay],
+               "weight_decay": 0.0}]
+    opt = torch.optim.AdamW(groups, lr=a["lr"], betas=a["betas"], eps=a["eps"])
+    for n, p in model.named_parameters():
+        p.grad = torch.from_numpy(grads[n].copy())
+    opt.step()
+    ours = load_safetensors(os.path.join(latest(save), "model.safetensors"))
+    for n, p in sorted(model.named_parameters()):
+        err = harness.rel_err(ours[n], p.detach().numpy())
+        fails.check(err <= 1e-6, "AdamW step: %s differs from torch (rel %.2e > 1e-6)" % (n, err))
+    print("adamw: %d tensors compared" % len(list(model.parameters())))
+
+
+def latest(save_dir):
+    with open(os.path.join(save_dir, "latest")) as f:
+        name = f.read().strip()
+    return name if os.path.isabs(name) else os.path.join(save_dir, name)
+
+
+def check_sgd(fails, s, exe):
+    save = os.path.join(s.dir, "sgd-ckpt")
+    shutil.rmtree(save, ignore_errors=True)
+    if not s.run(fails, "five SGD steps", exe, "--steps", 5, "--save", save):
+        return
+    model = s.model()
+    g = s.t["sgd"]
+    opt = torch.optim.SGD(model.parameters(), lr=g["lr"], momentum=g["momentum"])
+    for step in range(5):
+        opt.zero_grad()
+        torch_loss(model, *s.batch(step)).backward()
+        opt.step()
+    ours = load_safetensors(os.path.join(latest(save), "model.safetensors"))
+    for n, p in sorted(model.named_parameters()):
+        err = harness.rel_err(ours[n], p.detach().numpy())
+        print("%-40s rel %.2e" % (n, err))
+        fails.check(err <= harness.TOL, "after 5 SGD steps %s differs (rel %.2e)" % (n, err))
+
+
+def check_overfit(fails, s, exe):
+    log = os.path.join(s.dir, "overfit.jsonl")
+    if os.path.exists(log):
+        os.remove(log)
+    # The data holds exactly one batch, so every step sees it again.
+    one = os.path.join(s.dir, "one-batch.tok")
+    tokfile.write(one, s.ids[:s.B * s.T + 1], s.c["vocab"])
+    s.data = one
+    if not s.run(fails, "200 steps on one batch", exe, "--steps", 200, "--lr", "3e-3",
+                 "--log", log):
+        return
+    losses = [r["loss"] for r in logged(log)]
+    print("overfit: loss %.4f -> %.4f over %d steps" % (losses[0], losses[-1], len(losses)))
+    fails.check(len(losses) == 200, "expected 200 logged steps, got %d" % len(losses))
+    fails.check(losses[-1] < 0.05, "loss after 200 steps on one batch: %.4f (want < 0.05)"
+                % losses[-1])
+
+
+def same_bytes(a, b):
+    with open(a, "rb") as f, open(b, "rb") as g:
+        return f.read() == g.read()
+
+
+def check_resume(fails, s, exe):
+    straight = os.path.join(s.dir, "resume-straight")
+    split = os.path.join(s.dir, "resume-split")
+    for d in (straight, split):
+        shutil.rmtree(d, ignore_errors=True)
+    if not s.run(fails, "20 steps", exe, "--steps", 20, "--save", straight, "--seed", 3):
+        return
+    if not s.run(fails, "10 steps", exe, "--steps", 10, "--save", split, "--seed", 3):
+        return
+    if not s.run(fails, "resume to 20", exe, "--steps", 20, "--save", split, "--seed", 3,
+                 "--resume"):
+        return
+    for f in ("model.safetensors", "optimizer.safetensors"):
+        a, b = os.path.join(latest(straight), f), os.path.join(latest(split), f)
+        fails.check(same_bytes(a, b), "20 straight vs 10 + resume + 10: %s differs" % f)
+    print("resume: compared %s and %s" % (latest(straight), latest(split)))
+
+
+def check_export(fails, s, exe, infer_exe):
+    save = os.path.join(s.dir, "export-ckpt")
+    shutil.rmtree(save, ignore_errors=True)
+    if not s.run(fails, "train 3 steps and save", exe, "--steps", 3, "--save", save):
+        return
+    import transformers as tf
+    ckpt = latest(save)
+    cfg = tf.GPT2Config.from_pretrained(s.init)
+    model = tf.GPT2LMHeadModel(cfg).float().eval()
+    missing, unexpected = model.load_state_dict(
+        {k: torch.from_numpy(v) for k, v in
+         load_safetensors(os.path.join(ckpt, "model.safetensors")).items()}, strict=False)
+    fails.check(not unexpected, "transformers: unexpected tensors %s" % unexpected)
+    fails.check(set(missing) <= {"lm_head.weight"}, "transformers: missing tensors %s" % missing)
+    model.tie_weights()
+    prompt = s.ids[:16]
+    with torch.no_grad():
+        ref = model(input_ids=torch.tensor([prompt])).logits[0, -1].double().numpy()
+    out = os.path.join(s.dir, "export-dump")
+    shutil.rmtree(out, ignore_errors=True)
+    p = harness.run([infer_exe, "--load", ckpt, "--prompt-ids", ",".join(map(str, prompt)),
+                     "--max-tokens", "1", "--sampling", "greedy", "--ignore-eos", "--output",
+                     "ids", "--dump", out])
+    if p.returncode != 0:
+        fails.add("infer --load of our checkpoint: exit %s\n%s" % (p.returncode,
+                                                                  harness.tail(p.stderr)))
+        return
+    ours = np.load(os.path.join(out, "step0000_logits.npy")).reshape(-1)
+    err = harness.rel_err(ours, ref)
+    print("export: transformers vs our infer executable on our checkpoint: rel %.2e" % err)
+    fails.check(err <= harness.TOL, "logits of the exported checkpoint differ (rel %.2e)" % err)
+
+
+def main(argv):
+    if len(argv) < 4:
+        harness.die(__doc__.strip().splitlines()[2])
+    mode, exe, config, workdir = argv[:4]
+    if config not in TRAIN:
+        harness.die("no train job for config %r; known: %s" % (config, ", ".join(TRAIN)))
+    torch.manual_seed(0)
+    t = TRAIN[config]
+    s = Setup(config, workdir, tokens_needed=t["batch"] * t["seq"] * 24 + 1)
+    fails = harness.Failures("check_train %s %s" % (mode, config))
+    if mode == "grads":
+        check_grads(fails, s, exe)
+    elif mode == "adamw":
+        check_adamw(fails, s, exe)
+    elif mode == "sgd":
+        check_sgd(fails, s, exe)
+    elif mode == "overfit":
+        check_overfit(fails, s, exe)
+    elif mode == "resume":
+        check_resume(fails, s, exe)
+    elif mode == "export":
+        if len(argv) < 5:
+            harness.die("export needs INFER_EXE")
+        check_export(fails, s, exe, argv[4])
+    else:
+        harness.die("unknown mode %r" % mode)
+    return fails.exit_code()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -216,7 +216,7 @@ std::string TrainRun::save(const Buffers &buf, int64_t step, double loss) {
 std::string TrainRun::describeLastCheckpoint() const {
   if (!lastCheckpoint_.empty())
     return "the last good checkpoint is " + lastCheckpoint_;
-  return flags_.save ? "no checkpoint was saved by this run" : "nothing was saved (no --save)";
+  return flags_.save ? "no checkpoint was saved by this run" : "no --save";
 }
 
 int TrainRun::run() {

@@ -1,0 +1,94 @@
+// bmb-attach-loss: the train job's @loss(tokens, targets).
+// RUN: bmb-opt %s -split-input-file --bmb-attach-loss -verify-diagnostics | FileCheck %s
+
+// An lm_head at the end of the forward and the loss become one
+// fused_classifier; @forward is kept.
+// CHECK-LABEL: bmb.model @Head
+bmb.model @Head layer "M" {
+  bmb.param @wte.w : tensor<16x8xf32> init normal(0.02)
+  // CHECK: func.func @forward(%{{.*}}: tensor<2x4xi32> {bmb.name = "tokens"}) -> tensor<2x4x16xf32>
+  // CHECK:   bmb.lm_head
+  // CHECK: func.func @loss(%[[TOK:[a-z0-9#]+]]: tensor<2x4xi32> {bmb.name = "tokens"}, %[[TGT:[a-z0-9#]+]]: tensor<2x4xi32> {bmb.name = "targets"}) -> tensor<f32> {
+  // CHECK:   %[[X:[a-z0-9#]+]] = bmb.layer "wte"
+  // CHECK:     bmb.yield
+  // CHECK:   %[[W:[a-z0-9#]+]] = bmb.param_get @wte.w
+  // CHECK-NOT: bmb.lm_head
+  // CHECK:   %[[LOSS:[a-z0-9#]+]], %{{.*}} = bmb.fused_classifier %[[X]], %[[W]], %[[TGT]] : (tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32>) -> (tensor<f32>, tensor<2x4x16xf32>)
+  // CHECK:   return %[[LOSS]] : tensor<f32>
+  func.func @forward(%tokens: tensor<2x4xi32> {bmb.name = "tokens"}) -> tensor<2x4x16xf32> {
+    %x = bmb.layer "wte" layer "Embedding" (%tokens) : (tensor<2x4xi32>) -> tensor<2x4x8xf32> {
+    ^bb0(%ids: tensor<2x4xi32>):
+      %w = bmb.param_get @wte.w : tensor<16x8xf32>
+      %e = bmb.embedding %ids, %w : (tensor<2x4xi32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+      bmb.yield %e : tensor<2x4x8xf32>
+    }
+    %w = bmb.param_get @wte.w : tensor<16x8xf32>
+    %l = bmb.lm_head %x, %w : (tensor<2x4x8xf32>, tensor<16x8xf32>) -> tensor<2x4x16xf32>
+    return %l : tensor<2x4x16xf32>
+  }
+}
+bmb.job @train train for @Head {batch = 2 : i64, seq = 4 : i64}
+
+// -----
+
+// Logits from anything else (here a Linear layer, as Llama's untied head)
+// get bmb.cross_entropy.
+// CHECK-LABEL: bmb.model @Linear
+// CHECK: func.func @loss(%{{.*}}: tensor<2x4xi32>, %[[TGT:[a-z0-9#]+]]: tensor<2x4xi32> {bmb.name = "targets"}) -> tensor<f32> {
+// CHECK:   %[[L:[a-z0-9#]+]] = bmb.layer "head" layer "Linear"
+// CHECK:   %[[LOSS:[a-z0-9#]+]] = bmb.cross_entropy %[[L]], %[[TGT]] : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+// CHECK:   return %[[LOSS]]
+bmb.model @Linear layer "M" {
+  bmb.param @head.w : tensor<16x8xf32> init normal(0.02)
+  bmb.param @emb.w : tensor<16x8xf32> init normal(0.02)
+  func.func @forward(%tokens: tensor<2x4xi32>) -> tensor<2x4x16xf32> {
+    %w0 = bmb.param_get @emb.w : tensor<16x8xf32>
+    %x = bmb.embedding %tokens, %w0 : (tensor<2x4xi32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+    %l = bmb.layer "head" layer "Linear" (%x) : (tensor<2x4x8xf32>) -> tensor<2x4x16xf32> {
+    ^bb0(%v: tensor<2x4x8xf32>):
+      %w = bmb.param_get @head.w : tensor<16x8xf32>
+      %r = bmb.linear %v, %w : (tensor<2x4x8xf32>, tensor<16x8xf32>) -> tensor<2x4x16xf32>
+      bmb.yield %r : tensor<2x4x16xf32>
+    }
+    return %l : tensor<2x4x16xf32>
+  }
+}
+bmb.job @train train for @Linear {batch = 2 : i64, seq = 4 : i64}
+
+// -----
+
+// Without a train job nothing changes.
+// CHECK-LABEL: bmb.model @Infer
+// CHECK-NOT: @loss
+bmb.model @Infer layer "M" {
+  func.func @forward(%tokens: tensor<2x4xi32>) -> tensor<2x4xi32> {
+    return %tokens : tensor<2x4xi32>
+  }
+}
+bmb.job @chat infer for @Infer {}
+
+// -----
+
+// An encoder (classification logits) is not a causal LM.
+bmb.model @Classifier layer "M" {
+  bmb.param @w : tensor<3x8xf32> init normal(0.02)
+  func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x3xf32> {
+    %w = bmb.param_get @w : tensor<3x8xf32>
+    %l = bmb.linear %x, %w : (tensor<2x8xf32>, tensor<3x8xf32>) -> tensor<2x3xf32>
+    return %l : tensor<2x3xf32>
+  }
+}
+// expected-error @+1 {{bmb-attach-loss: train job @cls needs a causal LM, whose @forward maps one i32 [B, T] input to [B, T, vocab] logits, but its input is not an i32 [B, T] tensor (masked-LM and classification objectives are not implemented yet)}}
+bmb.job @cls train for @Classifier {batch = 2 : i64}
+
+// -----
+
+// Masked-LM: a second input (the attention mask).
+bmb.model @MLM layer "M" {
+  func.func @forward(%tokens: tensor<2x4xi32>, %mask: tensor<2x4xi32>) -> tensor<2x4x16xf32> {
+    %z = bmb.random normal {rng_id = 0 : i64} : tensor<2x4x16xf32>
+    return %z : tensor<2x4x16xf32>
+  }
+}
+// expected-error @+1 {{but @forward has 2 inputs and 1 results (masked-LM and classification objectives are not implemented yet)}}
+bmb.job @mlm train for @MLM {batch = 2 : i64}

@@ -564,7 +564,8 @@ struct LowerBmbToExecPass : mlir::bmb::impl::LowerBmbToExecPassBase<LowerBmbToEx
       });
       b.create<ex::ParamOp>(p.getLoc(), p.getSymName(),
                             MemRefType::get(t.getShape(), t.getElementType()),
-                            p.getStacked() == 1, p.getFrozen(), IntegerAttr(), initDict);
+                            p.getStacked() == 1, p.getFrozen(), /*decay=*/false,
+                            IntegerAttr(), IntegerAttr(), IntegerAttr(), initDict);
     }
     int64_t capacity =
         cast<RankedTensorType>(prefillSrc.getArgumentTypes().front()).getDimSize(1);

@@ -8,7 +8,7 @@
 //
 // Every backward kernel ACCUMULATES into its gradient outputs (the
 // runtime's rule, as in llm.c): a fresh gradient buffer is zeroed with
-// `bmb_exec.fill` before its first contribution, and a parameter's gradient
+// `bmb_exec.zero` before its first contribution, and a parameter's gradient
 // (`bmb_exec.grad_ref`) is written by accumulation only.
 //
 //===----------------------------------------------------------------------===//
@@ -85,16 +85,16 @@ def BmbExec_SetStepArgOp : BmbExec_Op<"set_step_arg"> {
   let hasVerifier = 1;
 }
 
-def BmbExec_FillOp : BmbExec_Op<"fill"> {
-  let summary = "sets every element of a buffer to `value`";
+def BmbExec_ZeroOp : BmbExec_Op<"zero"> {
+  let summary = "sets every element of a buffer to 0 (bmrt::fill_zero)";
   let description = [{
     Zeroes a gradient buffer before the first kernel accumulates into it.
 
     ```mlir
-    bmb_exec.fill %dx {value = 0.0 : f64} : memref<4x64xf32>
+    bmb_exec.zero %dx : memref<4x64xf32>
     ```
   }];
-  let arguments = (ins BmbExec_Buffer:$out, F64Attr:$value);
+  let arguments = (ins BmbExec_Buffer:$out);
   let assemblyFormat = "$out attr-dict `:` type($out)";
 }
 

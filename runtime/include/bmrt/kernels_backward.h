@@ -68,6 +68,32 @@ template <class T>
 void act_backward(Context &ctx, T *dx, const T *x, const T *dout, int64_t n, Epilogue act);
 
 //===----------------------------------------------------------------------===//
+// GEMM and row sums (the gradients of linear layers and broadcasts)
+//===----------------------------------------------------------------------===//
+
+/// c[m, n] = op(a)[m, k] . op(b)[k, n], plus the old c when `accumulate`.
+/// Trans::T means stored transposed: op(a) = a^T with a stored [k, m], op(b)
+/// = b^T with b stored [n, k]. Leading dimensions are those of the stored
+/// matrices. For y = x . w^T (w [out, in]) the gradients are
+///   dx[rows, in]  += dy[rows, out] . w[out, in]    gemm_ex(N, N, rows, in, out, ...)
+///   dw[out, in]   += dy^T . x                      gemm_ex(T, N, out, in, rows, ...)
+/// Unlike gemm(), no epilogue, no matrix-vector path, and c must not alias a
+/// or b. As gemm()'s, the bits are OpenBLAS's: fixed for a given thread count.
+template <class T>
+void gemm_ex(Context &ctx, Trans transA, Trans transB, int64_t m, int64_t n, int64_t k,
+             const T *a, int64_t lda, const T *b, int64_t ldb, T *c, int64_t ldc,
+             bool accumulate);
+
+/// out[C] += sum over r of x[r, :] (x [rows, C]): the gradient of a bias or
+/// of any operand broadcast over leading dims. Rows are added in order
+/// 0..rows-1, threads split C: same bits for any thread count.
+template <class T>
+void sum_rows(Context &ctx, T *out, const T *x, int64_t rows, int64_t C);
+
+/// x[0, n) = 0 (gradient buffers before their first contribution).
+template <class T> void fill_zero(Context &ctx, T *x, int64_t n);
+
+//===----------------------------------------------------------------------===//
 // Norms
 //===----------------------------------------------------------------------===//
 

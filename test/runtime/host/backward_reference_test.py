@@ -47,6 +47,7 @@ def load(path):
         "bwd_embedding_forward": [INT, P, P, P, I64, I64, I64, INT, P, INT],
         "bwd_embedding_backward": [INT, P, P, P, I64, I64, I64, INT, P, INT],
         "bwd_copy_strided_backward": [INT, P, P, I64, I64, I64, I64, INT, P, INT],
+        "bwd_sum_rows": [INT, P, P, I64, I64, INT, P, INT],
     }
     for name, args in sig.items():
         fn = getattr(lib, name)
@@ -582,6 +583,32 @@ def test_copies(dt, rng):
     check_dt("copy_strided_backward overlapping slices", dx, ref, dt)
 
 
+def test_sum_rows(dt, rng):
+    # C = 0 is a no-op, not an error
+    call(LIB.bwd_sum_rows, dt, None, None, 7, 0, 2)
+    # small (serial); wide and tall (column blocks over threads)
+    for rows, C in ((5, 3), (300, 200)):
+        x = rand(rng, dt, rows, C)
+        ref = [np.asarray(x, np.float64).sum(axis=0)]
+
+        def run(threads, times=1):
+            out = np.zeros(C, DTYPES[dt])
+            for _ in range(times):
+                call(LIB.bwd_sum_rows, dt, ptr(out), ptr(x), rows, C, threads)
+            return [out]
+        tag = f"sum_rows [{rows}, {C}]"
+        check_dt(f"{tag} vs numpy", run(2)[0], ref[0], dt)
+        twice_and_threads(tag, dt, lambda th: run(th, 2), ref)
+    # the bias gradient of a linear layer: sum_rows(dy) = autograd of b
+    x, w, b = rand(rng, dt, 9, 4), rand(rng, dt, 6, 4), rand(rng, dt, 6)
+    dy = rand(rng, dt, 9, 6)
+    bt = t64(b)
+    ref = autograd(F.linear(t64(x, False), t64(w, False), bt), [bt], dy)
+    db = np.zeros(6, DTYPES[dt])
+    call(LIB.bwd_sum_rows, dt, ptr(db), ptr(dy), 9, 6, 2)
+    check_dt("sum_rows = linear bias gradient vs autograd", db, ref[0], dt)
+
+
 def test_rowops():
     for dt in (0, 1):
         rng = np.random.default_rng(41 + dt)
@@ -589,6 +616,7 @@ def test_rowops():
         test_rotary(dt, rng)
         test_embedding(dt, rng)
         test_copies(dt, rng)
+        test_sum_rows(dt, rng)
 
 
 if __name__ == "__main__":

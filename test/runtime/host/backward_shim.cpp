@@ -186,4 +186,15 @@ int bwd_copy_strided_backward(int dtype, void *dx, const void *dout, int64_t out
   });
 }
 
+int bwd_sum_rows(int dtype, void *out, const void *x, int64_t rows, int64_t C, int threads,
+                 char *err, int errLen) {
+  return guarded(err, errLen, [&] {
+    Context ctx = makeContext(threads);
+    byDtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      sum_rows<T>(ctx, (T *)out, (const T *)x, rows, C);
+    });
+  });
+}
+
 } // extern "C"

@@ -13,6 +13,10 @@ m == 1 must take the matrix-vector path (profiled as gemv) and m == 64 the
 BLAS path; for B [n, k] the m == 1 result on row 0 of the m == 64 inputs is
 checked against the same reference as the m == 64 result.
 
+Also bmrt::gemm_ex (the backward's GEMM: op(a) . op(b), every transA x
+transB, overwrite or accumulate into c, padded leading dimensions, k = 0)
+against numpy float64 on the same inputs.
+
 usage: gemm_reference_test.py <libgemm_shim.so>
 Tolerance: |ours - ref| <= tol * (|a| @ |op(b)| + |bias| + |residual|)
 elementwise (the conditioning of a dot product), tol = 1e-5 (float) or 1e-12
@@ -48,6 +52,9 @@ def load(path):
     lib.bmrt_test_gemm.argtypes = [INT, INT, I64, I64, I64, P, I64, P, I64, INT, P, I64,
                                    P, INT, P, P, P, INT]
     lib.bmrt_test_gemm.restype = INT
+    lib.bmrt_test_gemm_ex.argtypes = [INT, INT, INT, INT, I64, I64, I64, P, I64, P, I64, P,
+                                      I64, INT, P, INT]
+    lib.bmrt_test_gemm_ex.restype = INT
     return lib
 
 
@@ -151,6 +158,64 @@ def run_case(lib, dtype, trans, m, n, k, act, bias_on, res_mode, pad, seed):
         check(label + " [row 0 via gemv]", c1[:, :n], ref[:1], scale[:1], tol)
 
 
+def run_gemm_ex_case(lib, dtype, ta, tb, m, n, k, pad, accumulate, seed):
+    """c = op(a) . op(b) (+ old c): op(x) = x^T when stored transposed."""
+    dt = DTYPES[dtype]
+    rng = np.random.default_rng(seed)
+    a_rows, a_cols = (k, m) if ta == TRANS_T else (m, k)
+    b_rows, b_cols = (n, k) if tb == TRANS_T else (k, n)
+    lda, ldb, ldc = a_cols + pad[0], b_cols + pad[1], n + pad[2]
+    a = padded(rng, a_rows, a_cols, lda, dt)
+    b = padded(rng, b_rows, b_cols, ldb, dt)
+    old = rng.uniform(-1, 1, (m, n)).astype(dt)
+    c = np.full((m, ldc), 7.0, dtype=dt)
+    c[:, :n] = old if accumulate else np.nan
+    label = (f"gemm_ex {dt.__name__} {'NT'[ta]}{'NT'[tb]} m={m} n={n} k={k} pad={pad} "
+             f"accumulate={accumulate}")
+    err = ctypes.create_string_buffer(512)
+    rc = lib.bmrt_test_gemm_ex(dtype, THREADS, ta, tb, m, n, k, ptr(a), lda, ptr(b), ldb,
+                               ptr(c), ldc, int(accumulate), err, len(err))
+    if rc != 0:
+        failures.append(f"{label}: failed: {err.value.decode()}")
+        return
+    a64 = a[:, :a_cols].astype(np.float64)
+    b64 = b[:, :b_cols].astype(np.float64)
+    a_op = a64.T if ta == TRANS_T else a64
+    b_op = b64.T if tb == TRANS_T else b64
+    ref = a_op @ b_op
+    scale = np.abs(a_op) @ np.abs(b_op)
+    if accumulate:
+        ref = ref + old
+        scale = scale + np.abs(old)
+    if pad[2] and not np.all(c[:, n:] == 7.0):
+        failures.append(f"{label}: wrote into c's padding (ldc > n)")
+    check(label, c[:, :n], ref, scale, BASE_TOL[dtype] * max(1.0, k / 256))
+
+
+def gemm_ex_cases(lib):
+    cases = 0
+    shapes = [(1, 37, 29, (0, 0, 0)), (7, 5, 64, (3, 1, 2)), (64, 128, 48, (0, 0, 0)),
+              (33, 301, 131, (5, 7, 3)), (4, 6, 0, (1, 1, 1))]
+    for dtype in (0, 1):
+        for ta in (TRANS_N, TRANS_T):
+            for tb in (TRANS_N, TRANS_T):
+                for m, n, k, pad in shapes:
+                    for accumulate in (False, True):
+                        cases += 1
+                        run_gemm_ex_case(lib, dtype, ta, tb, m, n, k, pad, accumulate,
+                                         seed=1000 + cases)
+    # A leading dimension too small for the stored layout fails loudly.
+    a = np.zeros((4, 3), np.float32)
+    c = np.zeros((3, 3), np.float32)
+    err = ctypes.create_string_buffer(512)
+    rc = lib.bmrt_test_gemm_ex(0, 1, TRANS_T, TRANS_N, 3, 3, 4, ptr(a), 2, ptr(a), 3,
+                               ptr(c), 3, 0, err, len(err))
+    if rc == 0 or b"lda=2" not in err.value:
+        failures.append(f"gemm_ex with lda < m for A stored [k, m] did not fail: "
+                        f"{err.value.decode()}")
+    return cases + 1
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: gemm_reference_test.py <libgemm_shim.so>")
@@ -174,6 +239,7 @@ def main():
                         cases += 1
                         run_case(lib, dtype, trans, m, n, k, act, bias_on, res_mode, pad,
                                  seed=cases)
+    cases += gemm_ex_cases(lib)
     for f in failures[:40]:
         print("FAIL", f)
     print(f"gemm reference: {cases} cases, {len(failures)} failures")

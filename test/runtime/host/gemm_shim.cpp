@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/kernels.h"
+#include "bmrt/kernels_backward.h"
 
 #include <cstdio>
 #include <exception>
@@ -44,6 +45,29 @@ int bmrt_test_gemm(int dtype, int threads, int64_t m, int64_t n, int64_t k, cons
   if (kindCalls) {
     kindCalls[0] = ctx.calls[(int)KernelKind::Gemm];
     kindCalls[1] = ctx.calls[(int)KernelKind::Gemv];
+  }
+  return 0;
+}
+
+// bmrt::gemm_ex: transA/transB 0 = N, 1 = T; accumulate 0/1.
+int bmrt_test_gemm_ex(int dtype, int threads, int transA, int transB, int64_t m, int64_t n,
+                      int64_t k, const void *a, int64_t lda, const void *b, int64_t ldb,
+                      void *c, int64_t ldc, int accumulate, char *err, int errLen) {
+  Context ctx;
+  ctx.numThreads = threads;
+  try {
+    if (dtype == 0)
+      gemm_ex<float>(ctx, (Trans)transA, (Trans)transB, m, n, k, (const float *)a, lda,
+                     (const float *)b, ldb, (float *)c, ldc, accumulate != 0);
+    else if (dtype == 1)
+      gemm_ex<double>(ctx, (Trans)transA, (Trans)transB, m, n, k, (const double *)a, lda,
+                      (const double *)b, ldb, (double *)c, ldc, accumulate != 0);
+    else
+      fail("gemm_shim: dtype must be 0 (float) or 1 (double)");
+  } catch (const std::exception &e) {
+    if (err && errLen > 0)
+      std::snprintf(err, errLen, "%s", e.what());
+    return 1;
   }
   return 0;
 }

@@ -21,6 +21,19 @@ def Bmb_GeluApproximation : I32EnumAttr<"GeluApproximation",
 def Bmb_GeluApproximationAttr : EnumAttr<Bmb_Dialect, Bmb_GeluApproximation,
                                          "gelu_approximation">;
 
+def Bmb_Activation : I32EnumAttr<"Activation",
+    "an element-wise activation, as bmb.act_grad differentiates it", [
+      I32EnumAttrCase<"GeluTanh", 0, "gelu_tanh">, // bmb.gelu approximate tanh
+      I32EnumAttrCase<"GeluErf", 1, "gelu_erf">,   // bmb.gelu approximate none
+      I32EnumAttrCase<"Relu", 2, "relu">,
+      I32EnumAttrCase<"Silu", 3, "silu">,
+      I32EnumAttrCase<"Tanh", 4, "tanh">,
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::bmb";
+}
+def Bmb_ActivationAttr : EnumAttr<Bmb_Dialect, Bmb_Activation, "activation">;
+
 def Bmb_Distribution : I32EnumAttr<"Distribution",
     "the distribution bmb.random samples", [
       I32EnumAttrCase<"Normal", 0, "normal">,   // N(0, 1)

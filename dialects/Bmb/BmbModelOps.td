@@ -154,14 +154,37 @@ def Bmb_LayerOp : Bmb_Op<"layer", [
       bmb.yield %e : tensor<8x256x192xf32>
     }
     ```
+
+    Training (docs/training-ir.md) adds two things. `num_saved` says that
+    the last `num_saved` results are not outputs of the layer but values of
+    its body that its backward needs (0 by default). `backward` marks the
+    reverse of a forward instance of the same name: its operands are the
+    forward's saved values, then the gradients of the forward's results;
+    its results are the gradients of the forward's varied inputs.
+
+    ```mlir
+    %dx = bmb.layer "q" layer "Linear" backward (%x, %i, %dy)
+        : (tensor<4x64x64xf32>, index, tensor<4x64x64xf32>) -> tensor<4x64x64xf32> {
+    ^bb0(%a: tensor<4x64x64xf32>, %j: index, %g: tensor<4x64x64xf32>):
+      %w = bmb.param_get @h.attn.q.w[%j] : tensor<64x64xf32>
+      %dw = bmb.linear_grad_weight %g, %a
+          : (tensor<4x64x64xf32>, tensor<4x64x64xf32>) -> tensor<64x64xf32>
+      bmb.grad_accumulate @h.attn.q.w[%j], %dw : tensor<64x64xf32>
+      %d = bmb.linear_grad_input %g, %w
+          : (tensor<4x64x64xf32>, tensor<64x64xf32>) -> tensor<4x64x64xf32>
+      bmb.yield %d : tensor<4x64x64xf32>
+    }
+    ```
   }];
   let arguments = (ins StrAttr:$instance, StrAttr:$layer,
-                       Variadic<AnyType>:$inputs);
+                       Variadic<AnyType>:$inputs,
+                       DefaultValuedAttr<I64Attr, "0">:$num_saved,
+                       UnitAttr:$backward);
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $instance `layer` $layer ` ` `(` $inputs `)` attr-dict `:`
-    functional-type($inputs, $results) $body
+    $instance `layer` $layer (`backward` $backward^)? ` ` `(` $inputs `)`
+    attr-dict `:` functional-type($inputs, $results) $body
   }];
   let builders = [
     /// Creates the body block with one argument per input; the caller fills
@@ -172,6 +195,14 @@ def Bmb_LayerOp : Bmb_Op<"layer", [
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     ::mlir::Block *getBodyBlock() { return &getBody().front(); }
+    /// The results that are the layer's outputs (all but the saved ones).
+    ::mlir::ResultRange getOutputs() {
+      return getResults().drop_back(getNumSaved());
+    }
+    /// The last num_saved results: values the backward needs.
+    ::mlir::ResultRange getSaved() {
+      return getResults().take_back(getNumSaved());
+    }
   }];
 }
 
@@ -197,14 +228,35 @@ def Bmb_RepeatOp : Bmb_Op<"repeat", [
       bmb.yield %n : tensor<8x128x192xf32>
     }
     ```
+
+    Training (docs/training-ir.md) adds `num_saved` and `reverse`. With
+    `num_saved = n`, `bmb.yield` returns the next carried values and then
+    `n` values each iteration saves for the backward; the op's results are
+    the final carried values and then the `n` saves of all iterations
+    stacked, `tensor<count x ...>`, iteration `i` at index `i` (read with
+    `bmb.stack_get`). `reverse` runs the induction variable from `count - 1`
+    down to 0 (the backward of a forward repeat).
+
+    ```mlir
+    %y, %xs = bmb.repeat 2 "h" layer "Block" iter(%x) {num_saved = 1 : i64}
+        : (tensor<4x64x64xf32>) -> (tensor<4x64x64xf32>, tensor<2x4x64x64xf32>) {
+    ^bb0(%i: index, %a: tensor<4x64x64xf32>):
+      %w = bmb.param_get @h.ln1.w[%i] : tensor<64xf32>
+      %n = bmb.rmsnorm %a, %w {eps = 1.0e-05 : f64}
+          : (tensor<4x64x64xf32>, tensor<64xf32>) -> tensor<4x64x64xf32>
+      bmb.yield %n, %a : tensor<4x64x64xf32>, tensor<4x64x64xf32>
+    }
+    ```
   }];
   let arguments = (ins I64Attr:$count, StrAttr:$instance, StrAttr:$layer,
                        Variadic<Bmb_Tensor>:$iter,
-                       Variadic<AnyType>:$invariant);
+                       Variadic<AnyType>:$invariant,
+                       DefaultValuedAttr<I64Attr, "0">:$num_saved,
+                       UnitAttr:$reverse);
   let results = (outs Variadic<Bmb_Tensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $count $instance `layer` $layer `iter` `(` $iter `)`
+    $count $instance `layer` $layer (`reverse` $reverse^)? `iter` `(` $iter `)`
     (`invariant` `(` $invariant^ `)`)? attr-dict `:`
     functional-type(operands, $results) $body
   }];
@@ -225,6 +277,14 @@ def Bmb_RepeatOp : Bmb_Op<"repeat", [
     ::mlir::Block::BlockArgListType getInvariantArgs() {
       return getBodyBlock()->getArguments().drop_front(1 + getIter().size());
     }
+    /// The final carried values (all results but the stacked saves).
+    ::mlir::ResultRange getCarriedResults() {
+      return getResults().drop_back(getNumSaved());
+    }
+    /// The last num_saved results: the saves of every iteration, stacked.
+    ::mlir::ResultRange getStackedSaves() {
+      return getResults().take_back(getNumSaved());
+    }
   }];
 }
 
@@ -232,7 +292,8 @@ def Bmb_YieldOp : Bmb_Op<"yield", [
     Pure, ReturnLike, Terminator, ParentOneOf<["LayerOp", "RepeatOp"]>]> {
   let summary = "ends a bmb.layer or bmb.repeat body";
   let description = [{
-    Returns a layer's results, or a repeat iteration's next carried values.
+    Returns a layer's results, or a repeat iteration's next carried values
+    (then the values it saves, with `num_saved`).
 
     ```mlir
     bmb.yield %e : tensor<8x256x192xf32>

@@ -188,10 +188,7 @@ void ParamGetOp::build(OpBuilder &builder, OperationState &state, ParamOp param,
   build(builder, state, result, param.getSymName(), indices);
 }
 
-/// The bmb.repeat whose induction variable `v` is, following it out of the
-/// bmb.layer and bmb.repeat bodies it was passed into as an operand; null if
-/// it is anything else.
-static RepeatOp getInductionVarOwner(Value v) {
+RepeatOp mlir::bmb::getInductionVarOwner(Value v) {
   while (auto arg = dyn_cast<BlockArgument>(v)) {
     Operation *parent = arg.getOwner()->getParentOp();
     unsigned n = arg.getArgNumber();
@@ -295,6 +292,15 @@ LogicalResult LayerOp::verifyRegions() {
     return emitOpError("yields ")
            << str(yield->getValues().getTypes()) << " but its results are "
            << str(getResultTypes());
+  int64_t saved = getNumSaved();
+  if (saved < 0 || saved > int64_t(getNumResults()))
+    return emitOpError("num_saved ")
+           << saved << " must be in [0, " << getNumResults()
+           << "], the number of results";
+  if (getBackward() && saved != 0)
+    return emitOpError("is a backward layer, which saves nothing, but has "
+                       "num_saved ")
+           << saved;
   return success();
 }
 
@@ -322,10 +328,15 @@ LogicalResult RepeatOp::verifyRegions() {
     return emitOpError("count must be positive, got ") << int64_t(getCount());
   if (getIter().empty())
     return emitOpError("needs at least one carried (iter) value");
-  if (getResultTypes() != getIter().getTypes())
+  int64_t saved = getNumSaved();
+  if (saved < 0 || getNumResults() != getIter().size() + saved)
+    return emitOpError("has ")
+           << getNumResults() << " results, expected " << getIter().size()
+           << " carried + num_saved " << saved;
+  if (getCarriedResults().getTypes() != getIter().getTypes())
     return emitOpError("result types ")
-           << str(getResultTypes()) << " must equal the carried types "
-           << str(getIter().getTypes());
+           << str(getCarriedResults().getTypes())
+           << " must equal the carried types " << str(getIter().getTypes());
   Block &body = getBody().front();
   size_t want = 1 + getIter().size() + getInvariant().size();
   if (body.getNumArguments() != want)
@@ -345,10 +356,25 @@ LogicalResult RepeatOp::verifyRegions() {
   FailureOr<YieldOp> yield = getYield(*this, body);
   if (failed(yield))
     return failure();
-  if (yield->getValues().getTypes() != getIter().getTypes())
-    return emitOpError("yields ")
-           << str(yield->getValues().getTypes())
-           << " but the carried types are " << str(getIter().getTypes());
+  // Each stacked save is tensor<count x T> for the T the body yields.
+  SmallVector<Type> yields(getIter().getTypes());
+  for (Value stacked : getStackedSaves()) {
+    auto type = cast<RankedTensorType>(stacked.getType());
+    if (type.getRank() < 1 || type.getDimSize(0) != int64_t(getCount()))
+      return emitOpError("stacked save ")
+             << type << " must have a leading dimension of count "
+             << int64_t(getCount());
+    yields.push_back(RankedTensorType::get(type.getShape().drop_front(),
+                                           type.getElementType()));
+  }
+  if (yield->getValues().getTypes() != TypeRange(yields)) {
+    InFlightDiagnostic diag = emitOpError("yields ")
+                              << str(yield->getValues().getTypes());
+    if (saved == 0)
+      return diag << " but the carried types are " << str(yields);
+    return diag << " but expected " << str(yields)
+                << " (the carried types, then one slice per stacked save)";
+  }
   return success();
 }
 

@@ -39,6 +39,11 @@ std::optional<shapes::Sig> getSig(Type type);
 /// The tensor type of a signature (rank 0 gives tensor<f32>).
 RankedTensorType getTensorType(MLIRContext *ctx, const shapes::Sig &sig);
 
+/// The bmb.repeat whose induction variable `v` is, following it out of the
+/// bmb.layer and bmb.repeat bodies it was passed into as an operand; null if
+/// it is anything else.
+RepeatOp getInductionVarOwner(Value v);
+
 } // namespace mlir::bmb
 
 #endif // BMB_DIALECTS_BMB_BMBOPS_H

@@ -2,7 +2,8 @@
 //
 // The op definitions live in three files: BmbModelOps.td (model, params, layer
 // regions, jobs), BmbCheckpointMap.td (checkpoint name maps) and
-// BmbTensorOps.td (the primitives on tensors).
+// BmbTensorOps.td (the primitives on tensors) and BmbGradOps.td (losses,
+// gradients, optimizer updates: the training path).
 //
 //===----------------------------------------------------------------------===//
 #ifndef BMB_OPS_TD
@@ -13,5 +14,6 @@ include "BmbAttrs.td"
 include "BmbModelOps.td"
 include "BmbCheckpointMap.td"
 include "BmbTensorOps.td"
+include "BmbGradOps.td"
 
 #endif // BMB_OPS_TD

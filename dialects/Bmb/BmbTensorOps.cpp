@@ -14,111 +14,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Bmb/BmbOps.h"
+#include "dialects/Bmb/BmbRuleOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 
-#include <array>
 #include <cmath>
 
 using namespace mlir;
 using namespace mlir::bmb;
+using namespace mlir::bmb::rules;
 using shapes::Result;
-
-namespace {
-
-/// Reads operand signatures for one rule application. During parsing and
-/// building, operands may break the ODS constraints (those are checked
-/// later), so a non-tensor operand becomes an error result, not a crash.
-class Sigs {
-public:
-  explicit Sigs(const char *op) : op(op) {}
-
-  shapes::Sig operator()(Value v) {
-    std::optional<shapes::Sig> sig = v ? getSig(v.getType()) : std::nullopt;
-    if (sig)
-      return *sig;
-    if (message.empty())
-      message = std::string(op) +
-                ": operands must be statically shaped "
-                "tensors of f32, f64, f16, bf16, i8, i32 or i64";
-    return {};
-  }
-
-  /// An optional operand: nullptr when absent.
-  const shapes::Sig *optional(Value v) {
-    if (!v)
-      return nullptr;
-    optionals[numOptionals] = (*this)(v);
-    return &optionals[numOptionals++];
-  }
-
-  bool ok() const { return message.empty(); }
-  Result error() const { return Result::fail(message); }
-  Result fail(const std::string &what) const {
-    return Result::fail(std::string(op) + ": " + what);
-  }
-
-private:
-  const char *op;
-  std::string message;
-  std::array<shapes::Sig, 2> optionals;
-  unsigned numOptionals = 0;
-};
-
-bool isPositiveFinite(double v) { return v > 0 && std::isfinite(v); }
-
-/// The rule's result types; if the rule fails, the first operand's type (what
-/// every unary op returns) so parsing and building go on and verify() reports
-/// the rule's message.
-LogicalResult inferFromRule(MLIRContext *ctx, const Result &rule,
-                            ValueRange operands, SmallVectorImpl<Type> &types) {
-  if (rule.ok()) {
-    for (const shapes::Sig &sig : rule.results)
-      types.push_back(getTensorType(ctx, sig));
-    return success();
-  }
-  types.push_back(operands.empty() ? Type(RankedTensorType::get(
-                                         {0}, IntegerType::get(ctx, 32)))
-                                   : operands.front().getType());
-  return success();
-}
-
-/// The rule's message, or the result types compared with the rule's.
-LogicalResult verifyResults(Operation *op, const Result &rule) {
-  if (!rule.ok())
-    return op->emitError(rule.error);
-  if (rule.results.size() != op->getNumResults())
-    return op->emitOpError("has ")
-           << op->getNumResults() << " results, expected "
-           << rule.results.size();
-  for (auto [i, sig] : llvm::enumerate(rule.results)) {
-    Type want = getTensorType(op->getContext(), sig);
-    if (op->getResult(i).getType() != want)
-      return op->emitOpError("result #")
-             << i << " has type " << op->getResult(i).getType() << ", expected "
-             << want;
-  }
-  return success();
-}
-
-/// The signature of a value whose ODS constraint has been checked (verify()
-/// runs after the constraints).
-shapes::Sig sigOf(Value v) { return *getSig(v.getType()); }
-
-} // namespace
-
-/// inferReturnTypes, isCompatibleReturnTypes and verify() of a rule op.
-#define BMB_RULE_OP(OP)                                                        \
-  LogicalResult OP::inferReturnTypes(MLIRContext *ctx,                         \
-                                     std::optional<Location>, Adaptor a,       \
-                                     SmallVectorImpl<Type> &types) {           \
-    return inferFromRule(ctx, applyShapeRule(a), a.getOperands(), types);      \
-  }                                                                            \
-  bool OP::isCompatibleReturnTypes(TypeRange, TypeRange) { return true; }      \
-  LogicalResult OP::verify() {                                                 \
-    return verifyResults(*this, applyShapeRule(Adaptor(*this)));               \
-  }
 
 BMB_RULE_OP(EmbeddingOp)
 Result EmbeddingOp::applyShapeRule(Adaptor a) {

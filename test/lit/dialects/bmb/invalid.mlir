@@ -762,3 +762,146 @@ bmb.model @M layer "M" {
   // expected-error @+1 {{'bmb.checkpoint_map' op rule "h.{i}": transpose needs a 2-D tensor per layer, got 'h.w' f32[4] per layer (2 layers)}}
   bmb.checkpoint_map "hf" ["h.{i}" = transpose(@h.w)]
 }
+
+// -----
+// The training ops (BmbGradOps.td).
+
+func.func @linear_grad_input_out(%dy: tensor<8x16xf32>, %w: tensor<32x64xf32>) {
+  // expected-error @+1 {{linear_grad_input: grad f32[8, 16] does not match the forward result f32[8, 32]}}
+  %0 = bmb.linear_grad_input %dy, %w : (tensor<8x16xf32>, tensor<32x64xf32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @linear_grad_weight_rows(%dy: tensor<8x16xf32>, %x: tensor<4x64xf32>) {
+  // expected-error @+1 {{linear_grad_weight: grad f32[8, 16] does not match the forward result f32[4, 16]}}
+  %0 = bmb.linear_grad_weight %dy, %x : (tensor<8x16xf32>, tensor<4x64xf32>) -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_sum_shape(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{reduce_sum: result f32[3] does not broadcast to the input f32[4, 8]}}
+  %0 = bmb.reduce_sum %x : tensor<4x8xf32> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @layernorm_grad_weight(%dy: tensor<4x64xf32>, %x: tensor<4x64xf32>, %w: tensor<32xf32>) {
+  // expected-error @+1 {{layernorm_grad: weight shape [32] does not match the input's last dimension 64 (input f32[4, 64], weight f32[32])}}
+  %0:3 = bmb.layernorm_grad %dy, %x, %w {eps = 1.0e-5 : f64}
+      : (tensor<4x64xf32>, tensor<4x64xf32>, tensor<32xf32>) -> (tensor<4x64xf32>, tensor<32xf32>, tensor<32xf32>)
+  return
+}
+
+// -----
+
+func.func @embedding_grad_dim(%dy: tensor<4x32xf32>, %ids: tensor<4xi32>) {
+  // expected-error @+1 {{embedding_grad: grad f32[4, 32] does not match the forward result f32[4, 64]}}
+  %0 = bmb.embedding_grad %dy, %ids : (tensor<4x32xf32>, tensor<4xi32>) -> tensor<512x64xf32>
+  return
+}
+
+// -----
+
+func.func @concat_mismatch(%a: tensor<4x8xf32>, %b: tensor<5x8xf32>) {
+  // expected-error @+1 {{concat: input #1 f32[5, 8] does not match input #0 f32[4, 8] outside axis 1}}
+  %0 = bmb.concat %a, %b {axis = 1 : i64} : (tensor<4x8xf32>, tensor<5x8xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @stack_get_slice(%s: tensor<2x4xf32>, %i: index) {
+  // expected-error @+1 {{'bmb.stack_get' op result type 'tensor<2xf32>' is not one slice of 'tensor<2x4xf32>'}}
+  %0 = bmb.stack_get %s[%i] : tensor<2x4xf32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<4xf32> init zeros frozen
+  func.func @f(%g: tensor<4xf32>) {
+    // expected-error @+1 {{'bmb.grad_accumulate' op @w is frozen: it has no gradient and no optimizer state}}
+    bmb.grad_accumulate @w, %g : tensor<4xf32>
+    return
+  }
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<4xf32> init zeros
+  func.func @f(%g: tensor<8xf32>) {
+    // expected-error @+1 {{'bmb.grad_accumulate' op value type 'tensor<8xf32>' does not match 'tensor<4xf32>', what bmb.param_get of @w reads}}
+    bmb.grad_accumulate @w, %g : tensor<8xf32>
+    return
+  }
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<4xf32> init zeros
+  func.func @optimizer_step() {
+    // expected-error @+1 {{'bmb.adamw_update' op beta2 must be in [0, 1), got 1}}
+    bmb.adamw_update @w {beta1 = 0.9 : f64, beta2 = 1.0 : f64, eps = 1.0e-8 : f64, weight_decay = 0.0 : f64}
+    return
+  }
+}
+
+// -----
+
+func.func @clip_norm() {
+  // expected-error @+1 {{'bmb.clip_grad_norm' op max_norm must be positive and finite, got 0}}
+  bmb.clip_grad_norm {max_norm = 0.0 : f64}
+  return
+}
+
+// -----
+
+func.func @repeat_stacked_count(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'bmb.repeat' op stacked save 'tensor<3x8xf32>' must have a leading dimension of count 2}}
+  %0, %1 = bmb.repeat 2 "h" layer "B" iter(%x) {num_saved = 1 : i64} : (tensor<8xf32>) -> (tensor<8xf32>, tensor<3x8xf32>) {
+  ^bb0(%i: index, %a: tensor<8xf32>):
+    bmb.yield %a, %a : tensor<8xf32>, tensor<8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @repeat_saved_yield(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'bmb.repeat' op yields (tensor<8xf32>) but expected (tensor<8xf32>, tensor<8xf32>) (the carried types, then one slice per stacked save)}}
+  %0, %1 = bmb.repeat 2 "h" layer "B" iter(%x) {num_saved = 1 : i64} : (tensor<8xf32>) -> (tensor<8xf32>, tensor<2x8xf32>) {
+  ^bb0(%i: index, %a: tensor<8xf32>):
+    bmb.yield %a : tensor<8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @layer_num_saved(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'bmb.layer' op num_saved 2 must be in [0, 1], the number of results}}
+  %0 = bmb.layer "a" layer "A" (%x) {num_saved = 2 : i64} : (tensor<8xf32>) -> tensor<8xf32> {
+  ^bb0(%v: tensor<8xf32>):
+    bmb.yield %v : tensor<8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @backward_layer_saves(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'bmb.layer' op is a backward layer, which saves nothing, but has num_saved 1}}
+  %0 = bmb.layer "a" layer "A" backward (%x) {num_saved = 1 : i64} : (tensor<8xf32>) -> tensor<8xf32> {
+  ^bb0(%v: tensor<8xf32>):
+    bmb.yield %v : tensor<8xf32>
+  }
+  return
+}

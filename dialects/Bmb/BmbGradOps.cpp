@@ -1,0 +1,357 @@
+//===- BmbGradOps.cpp - Shapes of the gradient and optimizer ops ----------===//
+//
+// A gradient has the shape of what it is the gradient of, so most checks
+// apply the forward op's ShapeRules rule to the forward's operands and
+// compare its result with the incoming gradient `grad`: a layernorm_grad is
+// valid when layernorm(x, w) has dy's type. Messages use the op's own name
+// and the "<op>: ..." wording of the forward rules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Bmb/BmbOps.h"
+#include "dialects/Bmb/BmbRuleOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+using namespace mlir::bmb;
+using namespace mlir::bmb::rules;
+using shapes::Result;
+using shapes::Sig;
+
+namespace {
+
+/// The forward rule `forward` must give `want` (the incoming gradient's
+/// signature); on success, `results`.
+Result expectGrad(const char *op, const Result &forward, const Sig &want,
+                  std::vector<Sig> results) {
+  if (!forward.ok())
+    return Result::fail(std::string(op) + ": " +
+                        forward.error.substr(forward.error.find(": ") + 2));
+  if (!(forward.results.front() == want))
+    return Result::fail(std::string(op) + ": grad " + shapes::str(want) +
+                        " does not match the forward result " +
+                        shapes::str(forward.results.front()));
+  return Result{std::move(results), {}};
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Rule ops
+//===----------------------------------------------------------------------===//
+
+BMB_RULE_OP(FusedClassifierOp)
+Result FusedClassifierOp::applyShapeRule(Adaptor a) {
+  Sigs s("fused_classifier");
+  Sig x = s(a.getInput()), w = s(a.getWeight()), t = s(a.getTargets());
+  if (!s.ok())
+    return s.error();
+  Result logits = shapes::linear(x, w, nullptr, "fused_classifier");
+  if (!logits.ok())
+    return logits;
+  Result loss = shapes::crossEntropy(logits.results.front(), t);
+  if (!loss.ok())
+    return s.fail(loss.error.substr(loss.error.find(": ") + 2));
+  return Result{{loss.results.front(), logits.results.front()}, {}};
+}
+
+BMB_RULE_OP(CrossEntropyGradOp)
+Result CrossEntropyGradOp::applyShapeRule(Adaptor a) {
+  Sigs s("cross_entropy_grad");
+  Sig logits = s(a.getLogits()), t = s(a.getTargets());
+  if (!s.ok())
+    return s.error();
+  Result loss = shapes::crossEntropy(logits, t);
+  if (!loss.ok())
+    return s.fail(loss.error.substr(loss.error.find(": ") + 2));
+  return Result::of(logits);
+}
+
+BMB_RULE_OP(LinearGradInputOp)
+Result LinearGradInputOp::applyShapeRule(Adaptor a) {
+  Sigs s("linear_grad_input");
+  Sig dy = s(a.getGrad()), w = s(a.getWeight());
+  if (!s.ok())
+    return s.error();
+  if (w.shape.size() != 2 || dy.shape.empty())
+    return s.fail("weight must have rank 2 [out, in] and grad rank >= 1 "
+                  "(grad " + shapes::str(dy) + ", weight " + shapes::str(w) +
+                  ")");
+  Sig dx{dy.dtype, dy.shape};
+  dx.shape.back() = w.shape[1];
+  return expectGrad("linear_grad_input", shapes::linear(dx, w, nullptr), dy,
+                    {dx});
+}
+
+BMB_RULE_OP(LinearGradWeightOp)
+Result LinearGradWeightOp::applyShapeRule(Adaptor a) {
+  Sigs s("linear_grad_weight");
+  Sig dy = s(a.getGrad()), x = s(a.getInput());
+  if (!s.ok())
+    return s.error();
+  if (dy.shape.empty() || x.shape.empty())
+    return s.fail("grad and input must have rank >= 1 (grad " +
+                  shapes::str(dy) + ", input " + shapes::str(x) + ")");
+  Sig dw{x.dtype, {dy.shape.back(), x.shape.back()}};
+  return expectGrad("linear_grad_weight", shapes::linear(x, dw, nullptr), dy,
+                    {dw});
+}
+
+BMB_RULE_OP(ActGradOp)
+Result ActGradOp::applyShapeRule(Adaptor a) {
+  Sigs s("act_grad");
+  Sig x = s(a.getInput()), dy = s(a.getGrad());
+  if (!s.ok())
+    return s.error();
+  return expectGrad("act_grad", shapes::unaryFloat(x, "act_grad"), dy, {x});
+}
+
+BMB_RULE_OP(LayerNormGradOp)
+Result LayerNormGradOp::applyShapeRule(Adaptor a) {
+  Sigs s("layernorm_grad");
+  Sig dy = s(a.getGrad()), x = s(a.getInput()), w = s(a.getWeight());
+  FloatAttr eps = a.getProperties().eps;
+  if (!s.ok())
+    return s.error();
+  if (!eps)
+    return s.fail("missing attribute eps");
+  return expectGrad("layernorm_grad",
+                    shapes::layerNorm(x, w, nullptr, eps.getValueAsDouble()),
+                    dy, {x, w, w});
+}
+
+BMB_RULE_OP(RMSNormGradOp)
+Result RMSNormGradOp::applyShapeRule(Adaptor a) {
+  Sigs s("rmsnorm_grad");
+  Sig dy = s(a.getGrad()), x = s(a.getInput()), w = s(a.getWeight());
+  FloatAttr eps = a.getProperties().eps;
+  if (!s.ok())
+    return s.error();
+  if (!eps)
+    return s.fail("missing attribute eps");
+  return expectGrad("rmsnorm_grad",
+                    shapes::rmsNorm(x, w, eps.getValueAsDouble()), dy, {x, w});
+}
+
+BMB_RULE_OP(AttentionGradOp)
+Result AttentionGradOp::applyShapeRule(Adaptor a) {
+  Sigs s("attention_grad");
+  Sig dy = s(a.getGrad()), q = s(a.getQuery()), k = s(a.getKey()),
+      v = s(a.getValue());
+  const Sig *mask = s.optional(a.getMask());
+  const auto &p = a.getProperties();
+  if (!s.ok())
+    return s.error();
+  if (!p.heads || !p.kv_heads || !p.scale)
+    return s.fail("missing attribute heads, kv_heads or scale");
+  double scale = p.scale.getValueAsDouble();
+  if (!isPositiveFinite(scale))
+    return s.fail("scale must be positive and finite, got " +
+                  formatReal(scale));
+  return expectGrad("attention_grad",
+                    shapes::attention(q, k, v, mask, p.heads.getInt(),
+                                      p.kv_heads.getInt()),
+                    dy, {q, k, v});
+}
+
+BMB_RULE_OP(RotaryGradOp)
+Result RotaryGradOp::applyShapeRule(Adaptor a) {
+  Sigs s("rotary_grad");
+  Sig dy = s(a.getGrad()), positions = s(a.getPositions());
+  const auto &p = a.getProperties();
+  if (!s.ok())
+    return s.error();
+  if (!p.heads || !p.base)
+    return s.fail("missing attribute heads or base");
+  double base = p.base.getValueAsDouble();
+  if (!isPositiveFinite(base))
+    return s.fail("base must be positive and finite, got " + formatReal(base));
+  return expectGrad("rotary_grad",
+                    shapes::rotary(dy, positions, p.heads.getInt()), dy, {dy});
+}
+
+BMB_RULE_OP(SoftmaxGradOp)
+Result SoftmaxGradOp::applyShapeRule(Adaptor a) {
+  Sigs s("softmax_grad");
+  Sig y = s(a.getOutput()), dy = s(a.getGrad());
+  if (!s.ok())
+    return s.error();
+  IntegerAttr axis = a.getProperties().axis;
+  if (!axis)
+    return s.fail("missing attribute axis");
+  return expectGrad("softmax_grad", shapes::softmax(y, axis.getInt()), dy,
+                    {y});
+}
+
+BMB_RULE_OP(ConcatOp)
+Result ConcatOp::applyShapeRule(Adaptor a) {
+  Sigs s("concat");
+  std::vector<Sig> in;
+  for (Value v : a.getInputs())
+    in.push_back(s(v));
+  if (!s.ok())
+    return s.error();
+  IntegerAttr axisAttr = a.getProperties().axis;
+  if (in.empty())
+    return s.fail("needs at least one input");
+  if (!axisAttr)
+    return s.fail("missing attribute axis");
+  std::optional<int64_t> axis =
+      shapes::normalizeAxis(axisAttr.getInt(), int64_t(in[0].shape.size()));
+  if (!axis)
+    return s.fail("axis " + std::to_string(axisAttr.getInt()) +
+                  " is out of range for rank " +
+                  std::to_string(in[0].shape.size()));
+  Sig out = in[0];
+  for (size_t i = 1; i < in.size(); ++i) {
+    Sig other = in[i];
+    bool sameRank = other.shape.size() == out.shape.size();
+    if (sameRank)
+      other.shape[*axis] = out.shape[*axis];
+    if (!sameRank || !(other == Sig{out.dtype, out.shape}))
+      return s.fail("input #" + std::to_string(i) + " " + shapes::str(in[i]) +
+                    " does not match input #0 " + shapes::str(in[0]) +
+                    " outside axis " + std::to_string(*axis));
+    out.shape[*axis] += in[i].shape[*axis];
+  }
+  return Result::of(out);
+}
+
+//===----------------------------------------------------------------------===//
+// Ops with explicit result types
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceSumOp::verify() {
+  Sig x = sigOf(getInput()), r = sigOf(getResult());
+  Result b = shapes::broadcast(x, r, "reduce_sum");
+  if (r.shape.size() > x.shape.size() || !b.ok() || !(b.results[0] == x))
+    return emitError("reduce_sum: result ")
+           << shapes::str(r) << " does not broadcast to the input "
+           << shapes::str(x);
+  return success();
+}
+
+LogicalResult EmbeddingGradOp::verify() {
+  Sig dy = sigOf(getGrad()), ids = sigOf(getIds()), dw = sigOf(getResult());
+  Result r = expectGrad("embedding_grad", shapes::embedding(ids, dw), dy, {});
+  return r.ok() ? success() : emitError(r.error);
+}
+
+LogicalResult TakeGradOp::verify() {
+  Sig dy = sigOf(getGrad()), dx = sigOf(getResult());
+  Result r = expectGrad(
+      "take_grad", shapes::take(dx, int64_t(getIndex()), int64_t(getAxis())),
+      dy, {});
+  return r.ok() ? success() : emitError(r.error);
+}
+
+void StackGetOp::build(OpBuilder &builder, OperationState &state, Value stack,
+                       Value index) {
+  auto type = cast<RankedTensorType>(stack.getType());
+  build(builder, state,
+        RankedTensorType::get(type.getShape().drop_front(),
+                              type.getElementType()),
+        stack, index);
+}
+
+LogicalResult StackGetOp::verify() {
+  auto stack = cast<RankedTensorType>(getStack().getType());
+  if (stack.getRank() < 1 ||
+      getType() != RankedTensorType::get(stack.getShape().drop_front(),
+                                         stack.getElementType()))
+    return emitOpError("result type ")
+           << getType() << " is not one slice of " << stack;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Ops on parameters
+//===----------------------------------------------------------------------===//
+
+/// The trainable bmb.param that `op` names, or an error.
+static FailureOr<ParamOp> lookupTrainable(Operation *op,
+                                          FlatSymbolRefAttr name,
+                                          SymbolTableCollection &table) {
+  auto param = table.lookupNearestSymbolFrom<ParamOp>(op, name);
+  if (!param)
+    return op->emitOpError()
+           << name << " does not name a bmb.param of the enclosing model";
+  if (!param.isTrainable())
+    return op->emitOpError()
+           << name << " is frozen: it has no gradient and no optimizer state";
+  return param;
+}
+
+LogicalResult GradAccumulateOp::verify() {
+  if (!(*this)->getParentOfType<ModelOp>())
+    return emitOpError("must be nested in a bmb.model");
+  for (auto [j, index] : llvm::enumerate(getIndices()))
+    if (!getInductionVarOwner(index))
+      return emitOpError("index #")
+             << j
+             << " is not the induction variable of an enclosing bmb.repeat";
+  return success();
+}
+
+LogicalResult
+GradAccumulateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<ParamOp> param =
+      lookupTrainable(*this, getParamAttr(), symbolTable);
+  if (failed(param))
+    return failure();
+  int64_t stacked = param->getStacked();
+  if (int64_t(getIndices().size()) != stacked)
+    return emitOpError() << getParamAttr() << " is stacked " << stacked
+                         << " deep, so it takes " << stacked
+                         << " index(es), got " << getIndices().size();
+  if (getValue().getType() != param->getSliceType())
+    return emitOpError("value type ")
+           << getValue().getType() << " does not match "
+           << param->getSliceType() << ", what bmb.param_get of "
+           << getParamAttr() << " reads";
+  return success();
+}
+
+LogicalResult ClipGradNormOp::verify() {
+  double maxNorm = getMaxNorm().convertToDouble();
+  if (!isPositiveFinite(maxNorm))
+    return emitOpError("max_norm must be positive and finite, got ")
+           << formatReal(maxNorm);
+  return success();
+}
+
+LogicalResult AdamWUpdateOp::verify() {
+  for (auto [name, v] : {std::pair{"beta1", getBeta1().convertToDouble()},
+                         std::pair{"beta2", getBeta2().convertToDouble()}})
+    if (!(v >= 0 && v < 1))
+      return emitOpError() << name << " must be in [0, 1), got "
+                           << formatReal(v);
+  if (!isPositiveFinite(getEps().convertToDouble()))
+    return emitOpError("eps must be positive and finite, got ")
+           << formatReal(getEps().convertToDouble());
+  if (!std::isfinite(getWeightDecay().convertToDouble()))
+    return emitOpError("weight_decay must be finite");
+  return success();
+}
+
+LogicalResult
+AdamWUpdateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return lookupTrainable(*this, getParamAttr(), symbolTable);
+}
+
+LogicalResult SGDUpdateOp::verify() {
+  double momentum = getMomentum().convertToDouble();
+  if (!(momentum >= 0 && momentum <= 1))
+    return emitOpError("momentum must be in [0, 1], got ")
+           << formatReal(momentum);
+  if (!std::isfinite(getWeightDecay().convertToDouble()))
+    return emitOpError("weight_decay must be finite");
+  return success();
+}
+
+LogicalResult SGDUpdateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return lookupTrainable(*this, getParamAttr(), symbolTable);
+}

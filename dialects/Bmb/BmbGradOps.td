@@ -1,0 +1,423 @@
+//===- BmbGradOps.td - Gradients and optimizer updates -----*- tablegen -*-===//
+//
+// What the training passes add to a model (docs/training-ir.md): the loss
+// (`bmb.fused_classifier`), the vector-Jacobian products that bmb-autodiff
+// writes for each forward primitive, the stacked saves of a repeat
+// (`bmb.stack_get`), gradient accumulation into parameters
+// (`bmb.grad_accumulate`) and the optimizer updates that bmb-insert-optimizer
+// writes. The gradient ops carry the numerics of their forward op (eps,
+// heads, scale, ...) so the backward recomputes exactly what the forward
+// computed. Shapes are checked in BmbGradOps.cpp, with ShapeRules' forward
+// rules wherever a gradient has its forward's shape.
+//
+//===----------------------------------------------------------------------===//
+#ifndef BMB_GRAD_OPS_TD
+#define BMB_GRAD_OPS_TD
+
+include "BmbDialect.td"
+include "BmbAttrs.td"
+include "BmbModelOps.td"
+include "BmbTensorOps.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// The loss
+//===----------------------------------------------------------------------===//
+
+def Bmb_FusedClassifierOp : Bmb_RuleOp<"fused_classifier"> {
+  let summary = "LM head, softmax, cross-entropy and its gradient in one pass";
+  let description = [{
+    `logits = input W^T` (`input: [..., dim]`, `weight: [V, dim]`), then the
+    mean cross-entropy of the logits against integer `targets: [...]` over
+    the targets that are not `ignore_index`, and `dlogits`, the gradient of
+    that mean with respect to the logits (softmax minus one-hot, divided by
+    the number of counted targets; zero rows where the target is ignored).
+    The probabilities are never stored (DESIGN decision 4). The results are
+    the f32 scalar loss and `dlogits: [..., V]`.
+
+    The gradient is that of the loss itself: bmb-autodiff uses this op only
+    where the loss is the function's result (its incoming gradient is 1).
+
+    ```mlir
+    %loss, %dlogits = bmb.fused_classifier %h, %w, %targets {ignore_index = -100 : i64}
+        : (tensor<4x64x64xf32>, tensor<512x64xf32>, tensor<4x64xi32>)
+        -> (tensor<f32>, tensor<4x64x512xf32>)
+    ```
+  }];
+  let arguments = (ins Bmb_Tensor:$input, Bmb_Tensor:$weight,
+                       Bmb_Tensor:$targets,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+  let results = (outs Bmb_Tensor:$loss, Bmb_Tensor:$dlogits);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $targets attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Bmb_CrossEntropyGradOp : Bmb_RuleOp<"cross_entropy_grad"> {
+  let summary = "the gradient of bmb.cross_entropy with respect to the logits";
+  let description = [{
+    d`cross_entropy(logits, targets)`/d`logits`: per row, softmax minus
+    one-hot, divided by the number of targets that are not `ignore_index`;
+    rows with an ignored target get 0. The result has the logits' type.
+
+    ```mlir
+    %dl = bmb.cross_entropy_grad %logits, %targets {ignore_index = -100 : i64}
+        : (tensor<8x2xf32>, tensor<8xi32>) -> tensor<8x2xf32>
+    ```
+  }];
+  let arguments = (ins Bmb_Tensor:$logits, Bmb_Tensor:$targets,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+  let results = (outs Bmb_Tensor:$result);
+  let assemblyFormat = "$logits `,` $targets attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Vector-Jacobian products
+//===----------------------------------------------------------------------===//
+
+def Bmb_LinearGradInputOp : Bmb_RuleOp<"linear_grad_input"> {
+  let summary = "the input gradient of bmb.linear: dy W";
+  let description = [{
+    For `y = x W^T + b` with `weight: [out, in]`: `dx = dy W`, where
+    `dy: [..., out]`; the result is `[..., in]`.
+
+    ```mlir
+    %dx = bmb.linear_grad_input %dy, %w
+        : (tensor<4x64x256xf32>, tensor<256x64xf32>) -> tensor<4x64x64xf32>
+    ```
+  }];
+  let arguments = (ins Bmb_Tensor:$grad, Bmb_Tensor:$weight);
+  let results = (outs Bmb_Tensor:$result);
+  let assemblyFormat = "$grad `,` $weight attr-dict `:` functional-type(operands, results)";
+}
+
+def Bmb_LinearGradWeightOp : Bmb_RuleOp<"linear_grad_weight"> {
+  let summary = "the weight gradient of bmb.linear: dy^T x";
+  let description = [{
+    For `y = x W^T + b`: `dW = dy^T x` summed over every leading dimension,
+    where `dy: [..., out]` and `input: [..., in]` have the same leading
+    dimensions; the result is `[out, in]`, the weight's shape.
+
+    ```mlir
+    %dw = bmb.linear_grad_weight %dy, %x
+        : (tensor<4x64x256xf32>, tensor<4x64x64xf32>) -> tensor<256x64xf32>
+    ```
+  }];
+  let arguments = (ins Bmb_Tensor:$grad, Bmb_Tensor:$input);
+  let results = (outs Bmb_Tensor:$result);
+  let assemblyFormat = "$grad `,` $input attr-dict `:` functional-type(operands, results)";
+}
+
+def Bmb_ReduceSumOp : Bmb_Op<"reduce_sum", [Pure]> {
+  let summary = "sums a gradient down to the shape of a broadcast operand";
+  let description = [{
+    The reverse of numpy broadcasting: the result's shape is a shape that
+    broadcasts to the input's (aligned from the right, each dimension equal
+    or 1, fewer dimensions allowed), and the input is summed over the
+    leading dimensions it does not have and over the dimensions where it has
+    1. A bias's gradient is the `reduce_sum` of `dy` to `[out]`.
+
+    ```mlir
+    %db = bmb.reduce_sum %dy : tensor<4x64x256xf32> -> tensor<256xf32>
+    %dp = bmb.reduce_sum %dx : tensor<4x64x64xf32> -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins Bmb_Tensor:$input);
+  let results = (outs Bmb_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Bmb_ActGradOp : Bmb_RuleOp<"act_grad", [AllTypesMatch<["input", "grad"]>]> {
+  let summary = "the gradient of an element-wise activation";
+  let description = [{
+    `dx = dy * act'(x)` element-wise, where `input` is the activation's
+    input (not its output) and `act` names it: `gelu_tanh` and `gelu_erf`
+    (`bmb.gelu approximate tanh / none`), `relu`, `silu`, `tanh`.
+
+    ```mlir
+    %dx = bmb.act_grad gelu_tanh %x, %dy : tensor<4x64x256xf32>
+    ```
+  }];
+  let arguments = (ins Bmb_ActivationAttr:$act, Bmb_Tensor:$input,
+                       Bmb_Tensor:$grad);
+  let results = (outs Bmb_Tensor:$result);
+  let assemblyFormat = "$act $input `,` $grad attr-dict `:` type($input)";
+}
+
+def Bmb_LayerNormGradOp : Bmb_RuleOp<"layernorm_grad"> {
+  let summary = "the gradients of bmb.layernorm";
+  let description = [{
+    For `y = layernorm(x, w, b) {eps}`: `dx`, `dw` and `db` from `dy`, `x`
+    and `w` (the statistics are recomputed from `x` with the same `eps`;
+    `b` does not enter the gradients). `db` is `dy` summed over rows; when
+    the forward had no bias, bmb-autodiff leaves `db` without uses and the
+    lowering does not compute it.
+
+    ```mlir
+    %dx, %dw, %db = bmb.layernorm_grad %dy, %x, %w {eps = 1.0e-05 : f64}
+        : (tensor<4x64x64xf32>, tensor<4x64x64xf32>, tensor<64xf32>)
+        -> (tensor<4x64x64xf32>, tensor<64xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins Bmb_Tensor:$grad, Bmb_Tensor:$input,
+                       Bmb_Tensor:$weight, F64Attr:$eps);
+  let results = (outs Bmb_Tensor:$dinput, Bmb_Tensor:$dweight,
+                      Bmb_Tensor:$dbias);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $weight attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Bmb_RMSNormGradOp : Bmb_RuleOp<"rmsnorm_grad"> {
+  let summary = "the gradients of bmb.rmsnorm";
+  let description = [{
+    For `y = rmsnorm(x, w) {eps}`: `dx` and `dw` from `dy`, `x` and `w`
+    (the statistic is recomputed from `x` with the same `eps`).
+
+    ```mlir
+    %dx, %dw = bmb.rmsnorm_grad %dy, %x, %w {eps = 1.0e-05 : f64}
+        : (tensor<4x64x64xf32>, tensor<4x64x64xf32>, tensor<64xf32>)
+        -> (tensor<4x64x64xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins Bmb_Tensor:$grad, Bmb_Tensor:$input,
+                       Bmb_Tensor:$weight, F64Attr:$eps);
+  let results = (outs Bmb_Tensor:$dinput, Bmb_Tensor:$dweight);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $weight attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Bmb_AttentionGradOp : Bmb_RuleOp<"attention_grad"> {
+  let summary = "the gradients of bmb.attention";
+  let description = [{
+    `dq`, `dk`, `dv` of `bmb.attention %q, %k, %v [, %mask]` with the same
+    attributes, from the gradient `grad` of its result. The softmax is
+    recomputed from `q` and `k` (no `T x T` buffer is saved). With grouped
+    queries, a kv head's `dk`/`dv` sum over the heads of its group.
+
+    ```mlir
+    %dq, %dk, %dv = bmb.attention_grad %dy, %q, %k, %v
+        {causal, heads = 4 : i64, kv_heads = 2 : i64, scale = 2.500000e-01 : f64}
+        : (tensor<4x64x64xf32>, tensor<4x64x64xf32>, tensor<4x64x32xf32>,
+           tensor<4x64x32xf32>)
+        -> (tensor<4x64x64xf32>, tensor<4x64x32xf32>, tensor<4x64x32xf32>)
+    ```
+  }];
+  let arguments = (ins Bmb_Tensor:$grad, Bmb_Tensor:$query, Bmb_Tensor:$key,
+                       Bmb_Tensor:$value, Optional<Bmb_Tensor>:$mask,
+                       I64Attr:$heads, I64Attr:$kv_heads, UnitAttr:$causal,
+                       F64Attr:$scale);
+  let results = (outs Bmb_Tensor:$dquery, Bmb_Tensor:$dkey,
+                      Bmb_Tensor:$dvalue);
+  let assemblyFormat = [{
+    $grad `,` $query `,` $key `,` $value (`,` $mask^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def Bmb_RotaryGradOp : Bmb_RuleOp<"rotary_grad"> {
+  let summary = "the gradient of bmb.rotary: the inverse rotation";
+  let description = [{
+    Rotates `grad` by the negated angles of `bmb.rotary` with the same
+    `positions`, `heads` and `base` (a rotation's transpose is its inverse).
+
+    ```mlir
+    %dx = bmb.rotary_grad %dy, %pos {base = 1.0e+04 : f64, heads = 4 : i64}
+        : (tensor<4x64x64xf32>, tensor<64xi32>) -> tensor<4x64x64xf32>
+    ```
+  }];
+  let arguments = (ins Bmb_Tensor:$grad, Bmb_Tensor:$positions,
+                       I64Attr:$heads, F64Attr:$base);
+  let results = (outs Bmb_Tensor:$result);
+  let assemblyFormat = "$grad `,` $positions attr-dict `:` functional-type(operands, results)";
+}
+
+def Bmb_SoftmaxGradOp : Bmb_RuleOp<"softmax_grad"> {
+  let summary = "the gradient of bmb.softmax, from its output";
+  let description = [{
+    `dx = y * (dy - sum(dy * y))` along `axis`, where `output` is the
+    forward's result `y`.
+
+    ```mlir
+    %dx = bmb.softmax_grad %y, %dy {axis = -1 : i64}
+        : (tensor<8x256x512xf32>, tensor<8x256x512xf32>) -> tensor<8x256x512xf32>
+    ```
+  }];
+  let arguments = (ins Bmb_Tensor:$output, Bmb_Tensor:$grad, I64Attr:$axis);
+  let results = (outs Bmb_Tensor:$result);
+  let assemblyFormat = "$output `,` $grad attr-dict `:` functional-type(operands, results)";
+}
+
+def Bmb_EmbeddingGradOp : Bmb_Op<"embedding_grad", [Pure]> {
+  let summary = "the table gradient of bmb.embedding";
+  let description = [{
+    `dW[ids[...], :] += dy[..., :]` into a zero `[num, dim]` table (the
+    result type gives `num`); repeated ids add up.
+
+    ```mlir
+    %dw = bmb.embedding_grad %dy, %ids
+        : (tensor<4x64x64xf32>, tensor<4x64xi32>) -> tensor<512x64xf32>
+    ```
+  }];
+  let arguments = (ins Bmb_Tensor:$grad, Bmb_Tensor:$ids);
+  let results = (outs Bmb_Tensor:$result);
+  let assemblyFormat = "$grad `,` $ids attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Bmb_TakeGradOp : Bmb_Op<"take_grad", [Pure]> {
+  let summary = "the gradient of bmb.take: zeros with one entry filled in";
+  let description = [{
+    The result has `bmb.take`'s input type (given by the result type): zero
+    everywhere except entry `index` along `axis`, which is `grad`.
+
+    ```mlir
+    %dx = bmb.take_grad %dcls {axis = 1 : i64, index = 0 : i64}
+        : (tensor<8x768xf32>) -> tensor<8x128x768xf32>
+    ```
+  }];
+  let arguments = (ins Bmb_Tensor:$grad, I64Attr:$index, I64Attr:$axis);
+  let results = (outs Bmb_Tensor:$result);
+  let assemblyFormat = "$grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Bmb_ConcatOp : Bmb_RuleOp<"concat"> {
+  let summary = "joins tensors along an axis";
+  let description = [{
+    The inputs have one dtype and rank and agree on every dimension but
+    `axis` (negative counts from the end); the result's `axis` is their sum.
+    It is the gradient of `bmb.split`.
+
+    ```mlir
+    %qkv = bmb.concat %dq, %dk, %dv {axis = 2 : i64}
+        : (tensor<8x256x192xf32>, tensor<8x256x192xf32>, tensor<8x256x192xf32>)
+        -> tensor<8x256x576xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Bmb_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Bmb_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Saves and gradient accumulation
+//===----------------------------------------------------------------------===//
+
+def Bmb_StackGetOp : Bmb_Op<"stack_get", [Pure]> {
+  let summary = "one iteration's slice of a repeat's stacked save";
+  let description = [{
+    `stack[index]`: a forward `bmb.repeat` with `num_saved` yields, per
+    iteration, values the backward needs, stacked as
+    `tensor<count x ...>`; the reverse repeat reads iteration `index`'s value
+    with this op.
+
+    ```mlir
+    %x = bmb.stack_get %xs[%i] : tensor<2x4x64x64xf32> -> tensor<4x64x64xf32>
+    ```
+  }];
+  let arguments = (ins Bmb_Tensor:$stack, Index:$index);
+  let results = (outs Bmb_Tensor:$result);
+  let assemblyFormat = [{
+    $stack `[` $index `]` attr-dict `:` type($stack) `->` type($result)
+  }];
+  let builders = [
+    /// The result type is the stack's without its first dimension.
+    OpBuilder<(ins "::mlir::Value":$stack, "::mlir::Value":$index)>
+  ];
+  let hasVerifier = 1;
+}
+
+def Bmb_GradAccumulateOp : Bmb_Op<"grad_accumulate", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "adds a gradient into a parameter's gradient buffer";
+  let description = [{
+    `grad(@param)[indices] += value`. `value` has the type of what
+    `bmb.param_get` with the same indices reads (one iteration's slice of a
+    stacked parameter). The param must be trainable: a frozen param has no
+    gradient buffer. Gradients add up over the uses of a param (tied
+    weights) and over micro-batches; the runtime zeroes them after each
+    optimizer step.
+
+    ```mlir
+    bmb.grad_accumulate @wte.w, %dw : tensor<512x64xf32>
+    bmb.grad_accumulate @h.attn.q.w[%i], %dq : tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param, Variadic<Index>:$indices,
+                       Bmb_Tensor:$value);
+  let assemblyFormat = [{
+    $param (`[` $indices^ `]`)? `,` $value attr-dict `:` type($value)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+def Bmb_ClipGradNormOp : Bmb_Op<"clip_grad_norm", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "scales every gradient so their global 2-norm is at most max_norm";
+  let description = [{
+    `torch.nn.utils.clip_grad_norm_` over the gradients of all trainable
+    params: with `n` the 2-norm of all of them together, each gradient is
+    multiplied by `min(1, max_norm / (n + 1e-6))`. It runs before the
+    updates in `@optimizer_step`.
+
+    ```mlir
+    bmb.clip_grad_norm {max_norm = 1.000000e+00 : f64}
+    ```
+  }];
+  let arguments = (ins F64Attr:$max_norm);
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def Bmb_AdamWUpdateOp : Bmb_Op<"adamw_update", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "one AdamW step on a parameter";
+  let description = [{
+    `torch.optim.AdamW`'s update of `@param` from its gradient and its two
+    moment buffers (`exp_avg`, `exp_avg_sq`, in the param's dtype): decoupled weight decay
+    `p -= lr * weight_decay * p`, then the bias-corrected Adam step. The
+    learning rate and the step number are run-time values, not attributes.
+    Adam is AdamW with `weight_decay = 0`.
+
+    ```mlir
+    bmb.adamw_update @h.attn.q.w {beta1 = 9.000000e-01 : f64, beta2 = 9.990000e-01 : f64,
+                                  eps = 1.000000e-08 : f64, weight_decay = 1.000000e-02 : f64}
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param, F64Attr:$beta1, F64Attr:$beta2,
+                       F64Attr:$eps, F64Attr:$weight_decay);
+  let assemblyFormat = "$param attr-dict";
+  let hasVerifier = 1;
+}
+
+def Bmb_SGDUpdateOp : Bmb_Op<"sgd_update", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "one SGD step on a parameter";
+  let description = [{
+    `torch.optim.SGD`'s update of `@param`: `g = grad + weight_decay * p`;
+    with `momentum` > 0 the momentum buffer becomes `momentum * buf + g`
+    (just `g` at the first step) and is used as `g`; then `p -= lr * g`.
+    The learning rate is a run-time value.
+
+    ```mlir
+    bmb.sgd_update @w {momentum = 9.000000e-01 : f64, weight_decay = 0.000000e+00 : f64}
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param, F64Attr:$momentum,
+                       F64Attr:$weight_decay);
+  let assemblyFormat = "$param attr-dict";
+  let hasVerifier = 1;
+}
+
+#endif // BMB_GRAD_OPS_TD

@@ -1,0 +1,117 @@
+//===- BmbRuleOps.h - Shared implementation of rule ops ----------*- C++ -*-===//
+//
+// Private to dialects/Bmb: what BmbTensorOps.cpp and BmbGradOps.cpp share to
+// implement ops whose result types a shape rule gives (Bmb_RuleOp in
+// BmbTensorOps.td): reading operand signatures, inferring result types from
+// a rule and verifying them against it, and the BMB_RULE_OP macro that
+// defines inferReturnTypes, isCompatibleReturnTypes and verify().
+//
+//===----------------------------------------------------------------------===//
+#ifndef BMB_DIALECTS_BMB_BMBRULEOPS_H
+#define BMB_DIALECTS_BMB_BMBRULEOPS_H
+
+#include "dialects/Bmb/BmbOps.h"
+
+#include <array>
+#include <cmath>
+#include <string>
+
+namespace mlir::bmb::rules {
+
+using shapes::Result;
+
+/// Reads operand signatures for one rule application. During parsing and
+/// building, operands may break the ODS constraints (those are checked
+/// later), so a non-tensor operand becomes an error result, not a crash.
+class Sigs {
+public:
+  explicit Sigs(const char *op) : op(op) {}
+
+  shapes::Sig operator()(Value v) {
+    std::optional<shapes::Sig> sig = v ? getSig(v.getType()) : std::nullopt;
+    if (sig)
+      return *sig;
+    if (message.empty())
+      message = std::string(op) +
+                ": operands must be statically shaped "
+                "tensors of f32, f64, f16, bf16, i8, i32 or i64";
+    return {};
+  }
+
+  /// An optional operand: nullptr when absent.
+  const shapes::Sig *optional(Value v) {
+    if (!v)
+      return nullptr;
+    optionals[numOptionals] = (*this)(v);
+    return &optionals[numOptionals++];
+  }
+
+  bool ok() const { return message.empty(); }
+  Result error() const { return Result::fail(message); }
+  Result fail(const std::string &what) const {
+    return Result::fail(std::string(op) + ": " + what);
+  }
+
+private:
+  const char *op;
+  std::string message;
+  std::array<shapes::Sig, 2> optionals;
+  unsigned numOptionals = 0;
+};
+
+inline bool isPositiveFinite(double v) { return v > 0 && std::isfinite(v); }
+
+/// The rule's result types; if the rule fails, the first operand's type (what
+/// every unary op returns) so parsing and building go on and verify() reports
+/// the rule's message.
+inline LogicalResult inferFromRule(MLIRContext *ctx, const Result &rule,
+                            ValueRange operands, SmallVectorImpl<Type> &types) {
+  if (rule.ok()) {
+    for (const shapes::Sig &sig : rule.results)
+      types.push_back(getTensorType(ctx, sig));
+    return success();
+  }
+  types.push_back(operands.empty() ? Type(RankedTensorType::get(
+                                         {0}, IntegerType::get(ctx, 32)))
+                                   : operands.front().getType());
+  return success();
+}
+
+/// The rule's message, or the result types compared with the rule's.
+inline LogicalResult verifyResults(Operation *op, const Result &rule) {
+  if (!rule.ok())
+    return op->emitError(rule.error);
+  if (rule.results.size() != op->getNumResults())
+    return op->emitOpError("has ")
+           << op->getNumResults() << " results, expected "
+           << rule.results.size();
+  for (auto [i, sig] : llvm::enumerate(rule.results)) {
+    Type want = getTensorType(op->getContext(), sig);
+    if (op->getResult(i).getType() != want)
+      return op->emitOpError("result #")
+             << i << " has type " << op->getResult(i).getType() << ", expected "
+             << want;
+  }
+  return success();
+}
+
+/// The signature of a value whose ODS constraint has been checked (verify()
+/// runs after the constraints).
+inline shapes::Sig sigOf(Value v) { return *getSig(v.getType()); }
+
+} // namespace mlir::bmb::rules
+
+/// inferReturnTypes, isCompatibleReturnTypes and verify() of a rule op.
+#define BMB_RULE_OP(OP)                                                        \
+  LogicalResult OP::inferReturnTypes(MLIRContext *ctx,                         \
+                                     std::optional<Location>, Adaptor a,       \
+                                     SmallVectorImpl<Type> &types) {           \
+    return rules::inferFromRule(ctx, applyShapeRule(a), a.getOperands(),      \
+                                types);                                        \
+  }                                                                            \
+  bool OP::isCompatibleReturnTypes(TypeRange, TypeRange) { return true; }      \
+  LogicalResult OP::verify() {                                                 \
+    return rules::verifyResults(*this, applyShapeRule(Adaptor(*this)));        \
+  }
+
+#endif // BMB_DIALECTS_BMB_BMBRULEOPS_H

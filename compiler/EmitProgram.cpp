@@ -54,7 +54,9 @@ void Emitter::emitHeader() {
      << "// backend of libbmrt, a C++ compiler against the host backend. Buffers live\n"
      << "// in one allocation per role (params, state, activations) at the offsets\n"
      << "// of the compiler's memory plan.\n"
-     << "#include \"bmrt/bmrt.h\"\n\n"
+     << "#include \"bmrt/bmrt.h\"\n"
+     << (train ? "#include \"bmrt/kernels_backward.h\"\n#include \"bmrt/training.h\"\n" : "")
+     << "\n"
      << "namespace {\n\nusing namespace bmrt;\n\n";
 }
 
@@ -352,7 +354,7 @@ void Emitter::emitOp(Operation *op) {
   }
   if (emitTrainOp(op))
     return;
-  error(op, "emission: no runtime call for this op");
+  error(op, "emission: no runtime call for '") << op->getName() << "'";
 }
 
 void Emitter::emitParamTable() {
@@ -375,8 +377,8 @@ void Emitter::emitParamTable() {
          << llvm::formatv("{0:e}", init.getAs<FloatAttr>("b").getValueAsDouble()).str();
     }
     if (train)
-      os << ", " << (p.getGradOffset() ? *p.getGradOffset() : -1) << ", "
-         << (p.getOptOffset() ? *p.getOptOffset() : -1) << ", "
+      os << ", " << (p.getGradOffset() ? static_cast<int64_t>(*p.getGradOffset()) : -1) << ", "
+         << (p.getOptOffset() ? static_cast<int64_t>(*p.getOptOffset()) : -1) << ", "
          << (p.getDecay() ? "true" : "false");
     os << "},\n";
   }

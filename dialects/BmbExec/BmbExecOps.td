@@ -248,7 +248,7 @@ def BmbExec_EwiseOp : BmbExec_Op<"ewise", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
-def BmbExec_KernelOp : BmbExec_Op<"kernel", [AttrSizedOperandSegments,
+def BmbExec_KernelOp : BmbExec_Op<"kernel", [AttrSizedOperandSegments, IsolatedFromAbove,
     SingleBlock]> {
   let summary = "a generated element-wise kernel with a scalar body";
   let description = [{

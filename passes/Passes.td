@@ -32,6 +32,47 @@ def ParamStatsPass : Pass<"bmb-param-stats", "::mlir::ModuleOp"> {
 }
 
 
+def AttachLossPass : Pass<"bmb-attach-loss", "::mlir::ModuleOp"> {
+  let summary = "Adds the train job's loss function @loss(tokens, targets)";
+  let description = [{
+    For the module's `train` job, clones the model's `@forward` into
+    `func.func @loss(%tokens, %targets) -> tensor<f32>`: next-token
+    cross-entropy of a causal LM. When the logits are a `bmb.lm_head`
+    without bias in the function body, head and loss become one
+    `bmb.fused_classifier`; other logits get `bmb.cross_entropy`. The
+    forward must take one i32 `[B, T]` input and return `[B, T, vocab]`
+    logits: other objectives (masked LM, classification) are errors at the
+    job. Modules without a train job are unchanged.
+  }];
+}
+
+def AutodiffPass : Pass<"bmb-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Adds @train_step: the loss and its reverse pass";
+  let description = [{
+    Clones `@loss` into `@train_step` and appends the reverse pass
+    (docs/training-ir.md): one VJP rule per op (passes/Vjp*.cpp), a
+    `bmb.layer ... backward` per forward layer instance, a
+    `bmb.repeat ... reverse` per forward repeat reading stacked saves with
+    `bmb.stack_get`, values the backward needs saved as extra results of
+    the forward layers and repeats (`num_saved`), `bmb.param_get` and
+    `bmb.arange` recomputed, and `bmb.grad_accumulate` for every trainable
+    param on the loss's path. Frozen params get no gradient. An op on that
+    path without a rule is an error at the op.
+  }];
+}
+
+def InsertOptimizerPass : Pass<"bmb-insert-optimizer", "::mlir::ModuleOp"> {
+  let summary = "Adds @optimizer_step from the train job's optimizer settings";
+  let description = [{
+    `func.func @optimizer_step()` in the trained model: `bmb.clip_grad_norm`
+    when the job sets `clip`, then one `bmb.adamw_update` (adamw, adam) or
+    `bmb.sgd_update` (sgd) per trainable param in declaration order, with
+    torch's defaults for unset hyperparameters. Weight decay is 0 for the
+    params matching `no_decay` globs (`*` within a path segment, `**`
+    across), by default rank-1 params and params read by `bmb.embedding`.
+  }];
+}
+
 def LowerBmbToExecPass : Pass<"bmb-lower-to-exec", "::mlir::ModuleOp"> {
   let summary = "Lowers an infer job's model to a bmb_exec program";
   let description = [{

@@ -22,6 +22,12 @@ void mlir::bmb::populateInferPipeline(OpPassManager &pm) {
   pm.addPass(createPrepareForEmissionPass());
 }
 
+void mlir::bmb::populateAutodiffPipeline(OpPassManager &pm) {
+  pm.addPass(createAttachLossPass());
+  pm.addPass(createAutodiffPass());
+  pm.addPass(createInsertOptimizerPass());
+}
+
 void mlir::bmb::registerBmbPipelines() {
   PassPipelineRegistration<>(
       "bmb-infer-pipeline",

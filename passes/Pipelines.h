@@ -20,6 +20,11 @@ void populateFrontendPipeline(OpPassManager &pm);
 /// plan, fusion, memory planning and preparation for emission.
 void populateInferPipeline(OpPassManager &pm);
 
+/// The training passes on `bmb` (docs/training-ir.md): bmb-attach-loss,
+/// bmb-autodiff, bmb-insert-optimizer. The train pipeline runs them after
+/// the frontend pipeline and before the lowering.
+void populateAutodiffPipeline(OpPassManager &pm);
+
 /// Registers the pipelines by name: `bmb-frontend-pipeline`,
 /// `bmb-infer-pipeline`.
 void registerBmbPipelines();

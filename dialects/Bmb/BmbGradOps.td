@@ -143,7 +143,7 @@ def Bmb_ActGradOp : Bmb_RuleOp<"act_grad", [AllTypesMatch<["input", "grad"]>]> {
   let arguments = (ins Bmb_ActivationAttr:$act, Bmb_Tensor:$input,
                        Bmb_Tensor:$grad);
   let results = (outs Bmb_Tensor:$result);
-  let assemblyFormat = "$act $input `,` $grad attr-dict `:` type($input)";
+  let assemblyFormat = "`` $act $input `,` $grad attr-dict `:` type($input)";
 }
 
 def Bmb_LayerNormGradOp : Bmb_RuleOp<"layernorm_grad"> {

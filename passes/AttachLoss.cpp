@@ -1,0 +1,129 @@
+//===- AttachLoss.cpp - The train job's loss function ---------------------===//
+//
+// bmb-attach-loss (docs/training-ir.md, section 1). The objective is
+// next-token prediction: the runtime fills `targets` with the shifted
+// tokens, so the loss function is the forward with a second input and a
+// cross-entropy at the end. An lm_head at the end of the forward and the
+// loss become one bmb.fused_classifier (DESIGN decision 4): the backward
+// then starts from its dlogits and the [B, T, vocab] probabilities are
+// never stored.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Bmb/BmbOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::bmb {
+#define GEN_PASS_DEF_ATTACHLOSSPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::bmb
+
+using namespace mlir;
+using namespace mlir::bmb;
+
+namespace {
+
+constexpr int64_t kIgnoreIndex = -100;
+
+/// Whether @forward is a causal LM: one i32 [B, T] input, one float
+/// [B, T, vocab] result. Otherwise reports at the job.
+LogicalResult checkCausalLM(JobOp job, func::FuncOp forward) {
+  FunctionType type = forward.getFunctionType();
+  auto fail = [&](const Twine &what) {
+    return job.emitError("bmb-attach-loss: train job @")
+           << job.getSymName() << " needs a causal LM, whose @forward maps one "
+           << "i32 [B, T] input to [B, T, vocab] logits, but " << what
+           << " (masked-LM and classification objectives are not "
+              "implemented yet)";
+  };
+  if (type.getNumInputs() != 1 || type.getNumResults() != 1)
+    return fail("@forward has " + Twine(type.getNumInputs()) + " inputs and " +
+                Twine(type.getNumResults()) + " results");
+  auto tokens = dyn_cast<RankedTensorType>(type.getInput(0));
+  if (!tokens || tokens.getRank() != 2 ||
+      !tokens.getElementType().isSignlessInteger(32))
+    return fail("its input is not an i32 [B, T] tensor");
+  auto logits = dyn_cast<RankedTensorType>(type.getResult(0));
+  if (!logits || logits.getRank() != 3 ||
+      !isa<FloatType>(logits.getElementType()) ||
+      logits.getShape().take_front(2) != tokens.getShape())
+    return fail("its result is not [B, T, vocab] float logits for its [B, T] "
+                "input");
+  return success();
+}
+
+struct AttachLossPass : mlir::bmb::impl::AttachLossPassBase<AttachLossPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<JobOp> jobs;
+    for (JobOp job : module.getOps<JobOp>())
+      if (job.getKind() == JobKind::Train)
+        jobs.push_back(job);
+    if (jobs.empty())
+      return;
+    if (jobs.size() > 1) {
+      jobs[1].emitError("bmb-attach-loss: one train job per module, but @")
+          << jobs[0].getSymName() << " is one too";
+      return signalPassFailure();
+    }
+    JobOp job = jobs.front();
+    auto model = SymbolTable::lookupNearestSymbolFrom<ModelOp>(
+        job, job.getModelAttr());
+    auto forward = model ? model.lookupSymbol<func::FuncOp>("forward")
+                         : func::FuncOp();
+    if (!forward) {
+      job.emitError("bmb-attach-loss: model of train job @")
+          << job.getSymName() << " has no func @forward";
+      return signalPassFailure();
+    }
+    if (model.lookupSymbol("loss")) {
+      job.emitError("bmb-attach-loss: model @")
+          << model.getSymName() << " already has a @loss";
+      return signalPassFailure();
+    }
+    if (failed(checkCausalLM(job, forward)))
+      return signalPassFailure();
+    buildLoss(forward);
+  }
+
+  /// Clones @forward into @loss(tokens, targets) and ends it in the loss.
+  void buildLoss(func::FuncOp forward) {
+    OpBuilder b(forward);
+    b.setInsertionPointAfter(forward);
+    auto loss = cast<func::FuncOp>(b.clone(*forward));
+    loss.setSymName("loss");
+    Block &body = loss.getBody().front();
+    Type tokensType = body.getArgument(0).getType();
+    (void)loss.insertArgument(
+        1, tokensType,
+        b.getDictionaryAttr(
+            b.getNamedAttr("bmb.name", b.getStringAttr("targets"))),
+        loss.getLoc());
+    Value targets = body.getArgument(1);
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    Value logits = ret.getOperand(0);
+
+    b.setInsertionPoint(ret);
+    Value value;
+    auto head = logits.getDefiningOp<LMHeadOp>();
+    if (head && !head.getBias() && head->getBlock() == &body) {
+      auto fused = b.create<FusedClassifierOp>(
+          head.getLoc(), head.getInput(), head.getWeight(), targets,
+          kIgnoreIndex);
+      value = fused.getLoss();
+    } else {
+      value = b.create<CrossEntropyOp>(logits.getLoc(), logits, targets,
+                                       kIgnoreIndex);
+    }
+    ret->setOperands(value);
+    if (head && head->use_empty())
+      head.erase();
+    loss.setFunctionType(
+        b.getFunctionType(body.getArgumentTypes(), value.getType()));
+  }
+};
+
+} // namespace

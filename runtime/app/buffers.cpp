@@ -49,6 +49,13 @@ ProgramBuffers::ProgramBuffers(const ProgramInfo &program) {
     buf_.params = mapZeroed(bytes_[0], "parameters", program);
     buf_.state = mapZeroed(bytes_[1], "state (KV cache)", program);
     buf_.activations = mapZeroed(bytes_[2], "activations", program);
+    if (program.train) {
+      // Zero, as the training contract wants both before the first step.
+      bytes_[3] = program.train->gradBytes;
+      bytes_[4] = program.train->optStateBytes;
+      buf_.grads = mapZeroed(bytes_[3], "gradients", program);
+      buf_.optState = mapZeroed(bytes_[4], "optimizer state", program);
+    }
   } catch (...) {
     release(); // what was mapped before the failing role
     throw;
@@ -58,8 +65,8 @@ ProgramBuffers::ProgramBuffers(const ProgramInfo &program) {
 ProgramBuffers::~ProgramBuffers() { release(); }
 
 void ProgramBuffers::release() {
-  void *ptrs[3] = {buf_.params, buf_.state, buf_.activations};
-  for (int i = 0; i < 3; i++)
+  void *ptrs[5] = {buf_.params, buf_.state, buf_.activations, buf_.grads, buf_.optState};
+  for (int i = 0; i < 5; i++)
     if (ptrs[i])
       munmap(ptrs[i], (size_t)bytes_[i]);
   buf_ = Buffers();

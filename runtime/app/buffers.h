@@ -1,7 +1,8 @@
 //===- app/buffers.h - The role allocations of one program ----------------===//
 //
-// One allocation per role (params, state, activations; DESIGN decision 3),
-// sized by the compiler's memory plan. They are anonymous mappings: page
+// One allocation per role (params, state, activations, and for training
+// programs grads and optimizer state; DESIGN decision 3), sized by the
+// compiler's memory plan. They are anonymous mappings: page
 // aligned (more than the 64 bytes kernels want), zero without touching the
 // pages (so peak RSS shows what a run uses, not the plan), and large ones are
 // offered to transparent huge pages (fewer TLB misses on weights).
@@ -14,7 +15,7 @@
 
 namespace bmrt {
 
-/// Owns the three allocations of `program`; unmapped on destruction.
+/// Owns the allocations of `program`; unmapped on destruction.
 class ProgramBuffers {
 public:
   explicit ProgramBuffers(const ProgramInfo &program);
@@ -28,7 +29,7 @@ private:
   void release();
 
   Buffers buf_;
-  int64_t bytes_[3] = {0, 0, 0}; // params, state, activations
+  int64_t bytes_[5] = {0, 0, 0, 0, 0}; // params, state, activations, grads, optState
 };
 
 } // namespace bmrt

@@ -16,8 +16,7 @@
 
 namespace bmrt {
 
-static int64_t parseInt(const std::string &flag, const std::string &value, int64_t lo,
-                        int64_t hi) {
+int64_t parseInt(const std::string &flag, const std::string &value, int64_t lo, int64_t hi) {
   errno = 0;
   char *end = nullptr;
   long long v = std::strtoll(value.c_str(), &end, 10);
@@ -29,7 +28,7 @@ static int64_t parseInt(const std::string &flag, const std::string &value, int64
   return v;
 }
 
-static uint64_t parseSeed(const std::string &flag, const std::string &value) {
+uint64_t parseSeed(const std::string &flag, const std::string &value) {
   errno = 0;
   char *end = nullptr;
   unsigned long long v = std::strtoull(value.c_str(), &end, 10);
@@ -38,7 +37,7 @@ static uint64_t parseSeed(const std::string &flag, const std::string &value) {
   return v;
 }
 
-static double parseReal(const std::string &flag, const std::string &value) {
+double parseReal(const std::string &flag, const std::string &value) {
   errno = 0;
   char *end = nullptr;
   double v = std::strtod(value.c_str(), &end);

@@ -50,6 +50,12 @@ struct InferFlags {
   bool help = false;
 };
 
+/// Strict value parsers shared by the executables' command lines (the whole
+/// value, in range, else a UsageError naming the flag).
+int64_t parseInt(const std::string &flag, const std::string &value, int64_t lo, int64_t hi);
+uint64_t parseSeed(const std::string &flag, const std::string &value);
+double parseReal(const std::string &flag, const std::string &value);
+
 /// Parses argv[1..argc); throws UsageError naming the flag and the problem.
 InferFlags parseInferFlags(int argc, char **argv);
 

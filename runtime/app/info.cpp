@@ -47,6 +47,40 @@ static void printNameMap(FILE *out, const NameMap &m) {
   }
 }
 
+static void printTrainInfo(FILE *out, const ProgramInfo &p) {
+  const TrainInfo &t = *p.train;
+  static const char *schedules[] = {"constant", "linear", "cosine"};
+  std::fprintf(out,
+               "train: batch %lld x seq %lld (fixed at compile time), %lld micro-batch%s per "
+               "step\n",
+               (long long)t.batch, (long long)t.seq, (long long)t.accumulate,
+               t.accumulate == 1 ? "" : "es");
+  if (t.optimizer == OptimizerKind::AdamW)
+    std::fprintf(out, "optimizer: adamw (lr %g, betas (%g, %g), eps %g, weight decay %g)\n",
+                 t.lr, t.beta1, t.beta2, t.eps, t.weightDecay);
+  else
+    std::fprintf(out, "optimizer: sgd (lr %g, momentum %g, weight decay %g)\n", t.lr,
+                 t.momentum, t.weightDecay);
+  std::fprintf(out, "schedule: %s (warmup %lld), %lld steps; clip %s\n",
+               t.schedule >= 0 && t.schedule <= 2 ? schedules[t.schedule] : "?",
+               (long long)t.warmup, (long long)t.steps,
+               t.clipNorm > 0 ? std::to_string(t.clipNorm).c_str() : "none");
+  std::fprintf(out, "data: %s (tokenizer %s)\n", t.data && *t.data ? t.data : "(none)",
+               t.dataTokenizer && *t.dataTokenizer ? t.dataTokenizer : "(none)");
+  std::fprintf(out, "memory plan (training): grads %.2f MiB + optimizer state %.2f MiB\n",
+               mib(t.gradBytes), mib(t.optStateBytes));
+  const TrainEntry *entries[3] = {&t.forwardBackward, &t.optimizerStep, &t.evaluate};
+  for (const TrainEntry *e : entries) {
+    std::fprintf(out, "entry %s\n", e->name);
+    for (int i = 0; i < e->numInputs; i++)
+      std::fprintf(out, "  input  %-16s %s\n", e->inputs[i].name,
+                   describeTensor(e->inputs[i]).c_str());
+    for (int i = 0; i < e->numOutputs; i++)
+      std::fprintf(out, "  output %-16s %s\n", e->outputs[i].name,
+                   describeTensor(e->outputs[i]).c_str());
+  }
+}
+
 void printProgramInfo(FILE *out, const ProgramInfo &p) {
   bool lm = p.kind == ModelKind::CausalLM;
   std::fprintf(out, "model: %s (%s, vocab %lld, ctx %lld)\n", p.model,
@@ -56,7 +90,7 @@ void printProgramInfo(FILE *out, const ProgramInfo &p) {
   std::fprintf(out, "checkpoint: %s\n", p.from && *p.from ? p.from : "(none)");
   std::fprintf(out, "tokenizer: %s\n",
                p.tokenizer && *p.tokenizer ? p.tokenizer : "(from the checkpoint directory)");
-  if (lm)
+  if (lm && !p.train)
     std::fprintf(out, "sampling: %s (temperature %g, top_k %lld, top_p %g)\n",
                  p.sampling && *p.sampling ? p.sampling : "greedy", p.temperature,
                  (long long)p.topK, p.topP);
@@ -86,6 +120,8 @@ void printProgramInfo(FILE *out, const ProgramInfo &p) {
                mib(p.paramBytes + p.stateBytes + p.activationBytes));
   for (int i = 0; i < p.numEntries; i++)
     printEntry(out, p.entries[i]);
+  if (p.train)
+    printTrainInfo(out, p);
   if (p.numNameMaps == 0)
     std::fprintf(out, "name maps: none (checkpoints use our names)\n");
   for (int i = 0; i < p.numNameMaps; i++)

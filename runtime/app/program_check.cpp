@@ -3,10 +3,14 @@
 // What the app relies on: every tensor lies inside its allocation, entry
 // points exist with positive capacities, a CausalLM's first output of each
 // entry is its f32 logits [vocab], an encoder has "pooled" or "hidden".
+// A training program instead has its three train entries, whose "tokens",
+// "targets" (i32 [B, T]) and "losses" (f32 [B*T]) the app fills and reads,
+// and gradients and optimizer slots inside their own allocations.
 //
 //===----------------------------------------------------------------------===//
 #include "app/program_check.h"
 #include "app/tensors.h"
+#include "bmrt/training.h"
 
 #include <cstring>
 #include <string>
@@ -34,6 +38,70 @@ static void checkTensor(const ProgramInfo &p, const EntryPoint &e, const TensorR
                         " bytes)");
 }
 
+static int64_t numel(const ParamInfo &q) {
+  int64_t n = 1;
+  for (int d = 0; d < q.rank; d++)
+    n *= q.shape[d];
+  return n;
+}
+
+// The train entry's tensor `name`, checked to be `dtype` with `elements`.
+static void checkTrainTensor(const ProgramInfo &p, const TrainEntry &e, const TensorRef *list,
+                             int count, const char *name, DType dtype, int64_t elements) {
+  const TensorRef *t = nullptr;
+  for (int i = 0; i < count; i++)
+    if (std::strcmp(list[i].name, name) == 0)
+      t = &list[i];
+  std::string where = std::string("entry ") + e.name + "'s " + name;
+  if (!t)
+    inconsistent(p, "entry " + std::string(e.name) + " has no tensor '" + name + "'");
+  if (t->rank < 0 || t->rank > kMaxRank || t->dtype != dtype || tensorElements(*t) != elements)
+    inconsistent(p, where + " is " + describeTensor(*t) + ", expected " + dtypeName(dtype) +
+                        " with " + std::to_string(elements) + " elements");
+  int64_t end = t->offset + elements * dtypeBytes(dtype);
+  if (t->offset < 0 || end > p.activationBytes)
+    inconsistent(p, where + " lies outside the activations");
+}
+
+static void checkTrainProgram(const ProgramInfo &p) {
+  const TrainInfo &t = *p.train;
+  if (t.batch < 1 || t.seq < 1 || t.seq > p.ctx)
+    inconsistent(p, "train batch " + std::to_string(t.batch) + " x seq " +
+                        std::to_string(t.seq) + " (ctx " + std::to_string(p.ctx) + ")");
+  if (t.accumulate < 1 || t.steps < 0 || t.warmup < 0 || !(t.lr >= 0))
+    inconsistent(p, "train settings (accumulate, steps, warmup, lr)");
+  if (t.schedule < (int)LrSchedule::Constant || t.schedule > (int)LrSchedule::Cosine)
+    inconsistent(p, "lr schedule " + std::to_string(t.schedule));
+  if (t.optSlots < 0 || t.optSlots > 2)
+    inconsistent(p, std::to_string(t.optSlots) + " optimizer slots per parameter");
+  const int64_t rows = t.batch * t.seq;
+  const TrainEntry *entries[3] = {&t.forwardBackward, &t.optimizerStep, &t.evaluate};
+  for (const TrainEntry *e : entries)
+    if (!e->fn || !e->name)
+      inconsistent(p, "a train entry has no function");
+  for (const TrainEntry *e : {&t.forwardBackward, &t.evaluate}) {
+    checkTrainTensor(p, *e, e->inputs, e->numInputs, "tokens", DType::I32, rows);
+    checkTrainTensor(p, *e, e->inputs, e->numInputs, "targets", DType::I32, rows);
+    checkTrainTensor(p, *e, e->outputs, e->numOutputs, "losses", DType::F32, rows);
+  }
+  for (int i = 0; i < p.numParams; i++) {
+    const ParamInfo &q = p.params[i];
+    const int64_t bytes = numel(q) * dtypeBytes(q.dtype);
+    if (q.frozen != (q.gradOffset < 0))
+      inconsistent(p, std::string("param ") + q.name +
+                          (q.frozen ? " is frozen but has a gradient"
+                                    : " is trainable but has no gradient"));
+    if (q.gradOffset >= 0 && q.gradOffset + bytes > t.gradBytes)
+      inconsistent(p, std::string("the gradient of ") + q.name +
+                          " lies outside the grads allocation");
+    if (q.frozen ? q.optOffset >= 0 : (t.optSlots > 0) != (q.optOffset >= 0))
+      inconsistent(p, std::string("param ") + q.name + " has the wrong optimizer state");
+    if (q.optOffset >= 0 && q.optOffset + t.optSlots * bytes > t.optStateBytes)
+      inconsistent(p, std::string("the optimizer state of ") + q.name +
+                          " lies outside its allocation");
+  }
+}
+
 static void checkLogits(const ProgramInfo &p, const EntryPoint &e) {
   if (e.numOutputs < 1)
     inconsistent(p, std::string("entry ") + e.name + " has no logits output");
@@ -54,6 +122,8 @@ void checkProgram(const ProgramInfo &p) {
     if (q.offset < 0 || q.offset + n * dtypeBytes(q.dtype) > p.paramBytes)
       inconsistent(p, std::string("param ") + q.name + " lies outside the params allocation");
   }
+  if (p.train)
+    return checkTrainProgram(p);
   int needed = p.kind == ModelKind::CausalLM ? 2 : 1;
   if (p.numEntries < needed)
     inconsistent(p, "it has " + std::to_string(p.numEntries) + " entry points, " +

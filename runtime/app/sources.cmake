@@ -1,5 +1,6 @@
 # sources of the app component (see runtime/CMakeLists.txt): the infer
-# executable's main, its flags, buffers, sampling and output.
+# executable's main, its flags, buffers, sampling and output; the train
+# executable's main (train_*: flags, data, step, checkpoints, progress).
 bmrt_add_component(app
   ${CMAKE_CURRENT_LIST_DIR}/buffers.cpp
   ${CMAKE_CURRENT_LIST_DIR}/encode.cpp
@@ -13,4 +14,10 @@ bmrt_add_component(app
   ${CMAKE_CURRENT_LIST_DIR}/sampling.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tensors.cpp
   ${CMAKE_CURRENT_LIST_DIR}/token_stream.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/train_checkpoint.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/train_data.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/train_flags.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/train_main.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/train_progress.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/train_step.cpp
 )

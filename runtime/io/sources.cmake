@@ -8,4 +8,5 @@ bmrt_add_component(io
   ${CMAKE_CURRENT_LIST_DIR}/layout.cpp
   ${CMAKE_CURRENT_LIST_DIR}/checkpoint_files.cpp
   ${CMAKE_CURRENT_LIST_DIR}/checkpoint.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/optimizer_state.cpp
 )

@@ -33,6 +33,18 @@ LoadReport loadCheckpoint(const std::string &path, const ProgramInfo &program, v
 void saveCheckpoint(const std::string &file, const ProgramInfo &program, const void *params,
                     const char *mapName);
 
+/// A training program's optimizer state (TrainInfo::optSlots slots per
+/// trainable param, at ParamInfo::optOffset) as a safetensors file: tensor
+/// "<param>.<slot>" with the param's shape, slots named as torch's optimizer
+/// state (AdamW: exp_avg, exp_avg_sq; SGD: momentum_buffer). Our names only.
+void saveOptimizerState(const std::string &file, const ProgramInfo &program,
+                        const void *optState);
+
+/// Reads what saveOptimizerState wrote into `optState` (TrainInfo::optStateBytes
+/// bytes); fails naming the file and tensor if any is missing, extra or of
+/// another shape, before writing anything.
+void loadOptimizerState(const std::string &file, const ProgramInfo &program, void *optState);
+
 } // namespace bmrt
 
 #endif // BMRT_CHECKPOINT_H

@@ -1,0 +1,75 @@
+//===- app/train_checkpoint.h - Saving and resuming a training run --------===//
+//
+//   DIR/step-NNNNNNN/model.safetensors      params (Hugging Face names when the
+//                                           program has an "hf" map)
+//   DIR/step-NNNNNNN/optimizer.safetensors  <param>.exp_avg / .exp_avg_sq ...
+//   DIR/step-NNNNNNN/trainer_state.json     step, seed, data position, settings,
+//                                           model/job and a hash of the param table
+//   DIR/step-NNNNNNN/<tokenizer files>      when the data came with a tokenizer dir
+//   DIR/latest                              "step-NNNNNNN": the newest complete one
+//
+// Every file is written atomically, trainer_state.json last (a directory
+// without it is incomplete), then `latest`; older checkpoints beyond
+// --keep are removed only after that. Resuming takes `latest`, or when it
+// points at something missing, incomplete or unreadable, the newest step
+// directory that loads, and says so.
+//
+//===----------------------------------------------------------------------===//
+#ifndef BMRT_APP_TRAIN_CHECKPOINT_H
+#define BMRT_APP_TRAIN_CHECKPOINT_H
+
+#include "bmrt/program.h"
+#include "bmrt/tokens.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace bmrt {
+
+/// What a checkpoint records besides tensors: enough to continue the run
+/// exactly (step, seed, data position) and to refuse another model's state.
+struct TrainerState {
+  int64_t step = 0;          // optimizer updates done
+  uint64_t seed = 0;
+  DataState data;
+  std::string order;         // "random" / "sequential"
+  double valFraction = 0;
+  int64_t accum = 1;
+  double lr = 0;             // base learning rate
+  int schedule = 0;          // LrSchedule
+  int64_t warmup = 0, totalSteps = 0;
+  double loss = 0;           // of the last step
+  std::string model, job;
+  uint64_t paramHash = 0;
+};
+
+/// FNV-1a over the param table (names, dtypes, shapes, frozen): two programs
+/// with the same hash read each other's checkpoints.
+uint64_t paramTableHash(const ProgramInfo &program);
+
+/// Writes DIR/step-N (see above), then DIR/latest, then prunes to `keep`;
+/// returns the checkpoint's directory.
+std::string saveTrainCheckpoint(const std::string &dir, const ProgramInfo &program,
+                                const Buffers &buf, const TrainerState &state,
+                                const std::string &tokenizerDir, int64_t keep);
+
+/// Loads the checkpoint to resume from in DIR into params and optimizer state
+/// and returns its state and directory; none when DIR has no checkpoint.
+/// Fails on a checkpoint of another model (param table hash) rather than
+/// falling back.
+struct ResumePoint {
+  std::string path;
+  TrainerState state;
+};
+std::optional<ResumePoint> loadResumePoint(const std::string &dir, const ProgramInfo &program,
+                                           const Buffers &buf);
+
+/// --dump-grads: every param's gradient as a safetensors file, laid out like
+/// the params (Hugging Face names when the program has an "hf" map); frozen
+/// params have no gradient and are written as zeros.
+void saveGradients(const std::string &file, const ProgramInfo &program, const Buffers &buf);
+
+} // namespace bmrt
+
+#endif // BMRT_APP_TRAIN_CHECKPOINT_H

@@ -1,0 +1,206 @@
+//===- app/train_flags.cpp - Parsing and documenting the train command line ===//
+//
+// Same conventions as flags.cpp: strict numbers, "--flag value" or
+// "--flag=value", combinations that cannot mean anything are refused here
+// rather than ignored at run time.
+//
+//===----------------------------------------------------------------------===//
+#include "app/train_flags.h"
+
+#include "bmrt/training.h"
+
+#include <limits>
+
+namespace bmrt {
+
+TrainFlags parseTrainFlags(int argc, char **argv) {
+  TrainFlags f;
+  const int64_t kMax = std::numeric_limits<int32_t>::max();
+  for (int i = 1; i < argc; i++) {
+    std::string arg = argv[i];
+    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0)
+      throw UsageError("unexpected argument '" + arg + "' (flags start with --)");
+    std::string name = arg;
+    std::optional<std::string> inlineValue;
+    if (size_t eq = arg.find('='); eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      inlineValue = arg.substr(eq + 1);
+    }
+    auto value = [&]() -> std::string {
+      if (inlineValue)
+        return *inlineValue;
+      if (i + 1 >= argc)
+        throw UsageError(name + " needs a value");
+      return argv[++i];
+    };
+    auto noValue = [&]() {
+      if (inlineValue)
+        throw UsageError(name + " takes no value");
+    };
+    if (name == "--help" || name == "-h") {
+      noValue();
+      f.help = true;
+    } else if (name == "--data") {
+      f.data = value();
+    } else if (name == "--tokenizer") {
+      f.tokenizer = value();
+    } else if (name == "--steps") {
+      f.steps = parseInt(name, value(), 0, std::numeric_limits<int64_t>::max() / 2);
+    } else if (name == "--lr") {
+      f.lr = parseReal(name, value());
+      if (!(*f.lr >= 0))
+        throw UsageError("--lr must be >= 0");
+    } else if (name == "--seed") {
+      f.seed = parseSeed(name, value());
+    } else if (name == "--load") {
+      f.load = value();
+    } else if (name == "--save") {
+      f.save = value();
+    } else if (name == "--save-every") {
+      f.saveEvery = parseInt(name, value(), 1, std::numeric_limits<int64_t>::max() / 2);
+    } else if (name == "--keep") {
+      f.keep = parseInt(name, value(), 1, kMax);
+    } else if (name == "--resume") {
+      noValue();
+      f.resume = true;
+    } else if (name == "--eval-every") {
+      f.evalEvery = parseInt(name, value(), 1, std::numeric_limits<int64_t>::max() / 2);
+    } else if (name == "--eval-batches") {
+      f.evalBatches = parseInt(name, value(), 1, kMax);
+    } else if (name == "--val-fraction") {
+      f.valFraction = parseReal(name, value());
+      if (!(*f.valFraction >= 0 && *f.valFraction < 1))
+        throw UsageError("--val-fraction must be in [0, 1)");
+    } else if (name == "--log") {
+      f.log = value();
+    } else if (name == "--order") {
+      std::string v = value();
+      if (v != "random" && v != "sequential")
+        throw UsageError("--order must be random or sequential, not '" + v + "'");
+      f.order = v;
+    } else if (name == "--threads") {
+      f.threads = (int)parseInt(name, value(), 1, 4096);
+    } else if (name == "--accum") {
+      f.accum = parseInt(name, value(), 1, kMax);
+    } else if (name == "--eval-only") {
+      noValue();
+      f.evalOnly = true;
+    } else if (name == "--eval-split") {
+      std::string v = value();
+      if (v == "held-out")
+        f.evalSplit = EvalSplit::HeldOut;
+      else if (v == "all")
+        f.evalSplit = EvalSplit::All;
+      else
+        throw UsageError("--eval-split must be held-out or all, not '" + v + "'");
+      f.evalSplitSet = true;
+    } else if (name == "--dump-grads") {
+      f.dumpGrads = value();
+    } else if (name == "--print-every") {
+      f.printEvery = parseInt(name, value(), 1, kMax);
+    } else if (name == "--profile") {
+      noValue();
+      f.profile = true;
+    } else if (name == "--info") {
+      noValue();
+      f.info = true;
+    } else {
+      throw UsageError("unknown flag '" + name + "'");
+    }
+  }
+  if (f.resume && !f.save)
+    throw UsageError("--resume continues from the checkpoints in --save DIR; pass --save DIR");
+  if (f.resume && f.load)
+    throw UsageError("--resume and --load exclude each other (--load starts a new run from "
+                     "a checkpoint's parameters)");
+  if (f.evalOnly) {
+    if (!f.load)
+      throw UsageError("--eval-only needs --load DIR|FILE (the parameters to evaluate)");
+    if (f.save || f.resume || f.dumpGrads || f.saveEvery || f.evalEvery)
+      throw UsageError("--eval-only trains nothing: it takes no --save, --resume, "
+                       "--dump-grads, --save-every or --eval-every");
+  } else if (f.evalSplitSet) {
+    throw UsageError("--eval-split applies to --eval-only");
+  }
+  if (f.saveEvery && !f.save)
+    throw UsageError("--save-every needs --save DIR");
+  return f;
+}
+
+static const char *scheduleName(int s) {
+  switch ((LrSchedule)s) {
+  case LrSchedule::Constant: return "constant";
+  case LrSchedule::Linear: return "linear";
+  case LrSchedule::Cosine: return "cosine";
+  }
+  return "?";
+}
+
+void printTrainHelp(FILE *out, const char *argv0, const ProgramInfo &p) {
+  const TrainInfo &t = *p.train;
+  std::fprintf(out, "usage: %s --data FILE [flags]\n\n", argv0);
+  std::fprintf(out, "Trains model %s with job '%s' of %s.\n", p.model, p.job, p.source);
+  std::fprintf(out,
+               "Batch %lld x sequence length %lld are fixed by the job at compile time "
+               "(recompile to change them).\n",
+               (long long)t.batch, (long long)t.seq);
+  std::fprintf(out, "Optimizer %s, lr %g, schedule %s (warmup %lld)%s.\n\n",
+               t.optimizer == OptimizerKind::AdamW ? "adamw" : "sgd", t.lr,
+               scheduleName(t.schedule), (long long)t.warmup,
+               t.clipNorm > 0 ? ", gradient clipping" : "");
+  std::fprintf(out, "flags:\n");
+  std::fprintf(out,
+               "  --data FILE          a token file (bmb-tokenize), or text / .jsonl "
+               "({\"text\": ...} per line) tokenized at start (default: %s)\n",
+               t.data && *t.data ? t.data : "none");
+  std::fprintf(out,
+               "  --tokenizer DIR|byte tokenizer for text data (default: the job's, %s)\n",
+               t.dataTokenizer && *t.dataTokenizer ? t.dataTokenizer : "none");
+  std::fprintf(out, "  --steps N            optimizer steps; the run ends at step N (default %lld)\n",
+               (long long)t.steps);
+  std::fprintf(out, "  --lr X               base learning rate (default %g)\n", t.lr);
+  std::fprintf(out,
+               "  --accum N            micro-batches per step (default %lld)\n",
+               (long long)t.accumulate);
+  std::fprintf(out,
+               "  --seed S             parameter init, data order and dropout (default 0)\n");
+  std::fprintf(out, "  --order ORDER        random or sequential batches (default random)\n");
+  std::fprintf(out,
+               "  --val-fraction F     the last F of the data is held out for evaluation "
+               "(default 0.05)\n");
+  std::fprintf(out,
+               "  --load PATH          start from a checkpoint's parameters (our or Hugging "
+               "Face names) instead of fresh ones\n");
+  std::fprintf(out,
+               "  --save DIR           write checkpoints to DIR/step-NNNNNNN (at the end, "
+               "every --save-every steps, on SIGINT/SIGTERM)\n");
+  std::fprintf(out, "  --save-every N       also save every N steps\n");
+  std::fprintf(out, "  --keep K             keep the newest K checkpoints (default 3)\n");
+  std::fprintf(out,
+               "  --resume             continue from the newest complete checkpoint in "
+               "--save DIR, exactly as if never stopped\n");
+  std::fprintf(out, "  --eval-every N       evaluate on the held-out split every N steps\n");
+  std::fprintf(out, "  --eval-batches N     batches per evaluation (default 8)\n");
+  std::fprintf(out,
+               "  --eval-only          with --load: print loss and perplexity, then exit\n");
+  std::fprintf(out,
+               "  --eval-split SPLIT   with --eval-only: held-out (default) or all (the "
+               "whole file)\n");
+  std::fprintf(out,
+               "  --log FILE           metrics as JSON lines (step, loss, lr, grad_norm, "
+               "tokens_per_s, elapsed; val_loss, val_ppl)\n");
+  std::fprintf(out,
+               "  --dump-grads FILE    after the first step's backward: the gradients as "
+               ".safetensors (before clipping)\n");
+  std::fprintf(out,
+               "  --print-every N      progress line every N steps when not on a terminal "
+               "(default 10)\n");
+  std::fprintf(out,
+               "  --threads N          CPU threads (default: OMP_NUM_THREADS or all cores; "
+               "a resume is bit-identical with the same N)\n");
+  std::fprintf(out, "  --profile            time per kernel kind at the end\n");
+  std::fprintf(out, "  --info               describe the program, then exit\n");
+  std::fprintf(out, "  --help               this text\n");
+}
+
+} // namespace bmrt

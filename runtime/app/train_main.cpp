@@ -1,0 +1,375 @@
+//===- app/train_main.cpp - The train executable's main -------------------===//
+//
+// An emitted train program is `return bmrt::train_main(argc, argv, kProgram)`.
+// In order: flags -> (--help, --info) -> threads -> buffers -> parameters
+// (fresh from the declared initializers, --load, or --resume) -> data ->
+// banner -> steps -> final checkpoint. Each step: forward/backward over the
+// micro-batches, (--dump-grads), a finite-loss check, the update, progress
+// and the log, then periodic evaluation and checkpoints.
+//
+// SIGINT/SIGTERM only set a flag: the current step finishes, a checkpoint is
+// saved (with --save), and the exit status is 128 + the signal (130 / 143).
+// A second signal kills at once (the handler restores the default).
+// A NaN/Inf loss or gradient norm stops the run with the step number and
+// saves nothing: the last checkpoint on disk stays the last good state.
+// Exit codes otherwise: 0 done, 1 run-time error, 2 bad command line.
+//
+//===----------------------------------------------------------------------===//
+#include "app/buffers.h"
+#include "app/info.h"
+#include "app/program_check.h"
+#include "app/train_checkpoint.h"
+#include "app/train_data.h"
+#include "app/train_flags.h"
+#include "app/train_progress.h"
+#include "app/train_step.h"
+#include "bmrt/checkpoint.h"
+#include "bmrt/program.h"
+#include "bmrt/training.h"
+
+#include <cblas.h> // openblas_set_num_threads (the OpenMP build of OpenBLAS)
+#include <omp.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+namespace bmrt {
+
+namespace {
+
+volatile std::sig_atomic_t gStopSignal = 0;
+
+extern "C" void onStopSignal(int sig) {
+  gStopSignal = sig;
+  std::signal(sig, SIG_DFL); // a second one ends the process at once
+}
+
+constexpr double kDefaultValFraction = 0.05;
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string fmt(const char *format, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, format, v);
+  return b;
+}
+
+class TrainRun {
+public:
+  TrainRun(const TrainFlags &flags, const ProgramInfo &program)
+      : flags_(flags), program_(program), train_(*program.train) {}
+  int run();
+
+private:
+  void setThreads();
+  void resolveSettings(const TrainerState *resumed);
+  void openData();
+  int evalOnly(const Buffers &buf);
+  void evaluate(const Buffers &buf, int64_t step, double elapsed, Progress &progress);
+  std::string save(const Buffers &buf, int64_t step, double loss);
+  std::string describeLastCheckpoint() const;
+
+  const TrainFlags &flags_;
+  const ProgramInfo &program_;
+  const TrainInfo &train_;
+  Context ctx_;
+  int threads_ = 1;
+  // Settings after defaults and the resumed state.
+  uint64_t seed_ = 0;
+  std::string order_ = "random";
+  double valFraction_ = kDefaultValFraction;
+  int64_t accum_ = 1, totalSteps_ = 0;
+  double lr_ = 0;
+  TrainingData data_;
+  std::unique_ptr<TokenBatches> trainBatches_, evalBatches_;
+  std::unique_ptr<MetricsLog> log_;
+  std::string lastCheckpoint_;
+  int64_t lastSavedStep_ = -1;
+};
+
+void TrainRun::setThreads() {
+  threads_ = flags_.threads > 0 ? flags_.threads : omp_get_max_threads();
+  omp_set_num_threads(threads_);
+  openblas_set_num_threads(threads_);
+  ctx_.numThreads = threads_;
+}
+
+// A resumed run continues with the settings it was saved with; a flag that
+// contradicts them would silently make the continuation differ.
+void TrainRun::resolveSettings(const TrainerState *r) {
+  auto conflict = [&](const char *flag, const std::string &given, const std::string &saved) {
+    throw UsageError(std::string(flag) + " " + given + " differs from the resumed run's " +
+                     saved + " (a resumed run keeps its settings)");
+  };
+  if (r) {
+    if (flags_.seed && *flags_.seed != r->seed)
+      conflict("--seed", std::to_string(*flags_.seed), std::to_string(r->seed));
+    if (flags_.order && *flags_.order != r->order)
+      conflict("--order", *flags_.order, r->order);
+    if (flags_.valFraction && *flags_.valFraction != r->valFraction)
+      conflict("--val-fraction", fmt("%g", *flags_.valFraction), fmt("%g", r->valFraction));
+    if (flags_.accum && *flags_.accum != r->accum)
+      conflict("--accum", std::to_string(*flags_.accum), std::to_string(r->accum));
+    seed_ = r->seed;
+    order_ = r->order;
+    valFraction_ = r->valFraction;
+    accum_ = r->accum;
+    lr_ = flags_.lr ? *flags_.lr : r->lr;
+    totalSteps_ = flags_.steps ? *flags_.steps : r->totalSteps;
+    return;
+  }
+  seed_ = flags_.seed ? *flags_.seed : 0;
+  order_ = flags_.order ? *flags_.order : "random";
+  valFraction_ = flags_.valFraction ? *flags_.valFraction : kDefaultValFraction;
+  accum_ = flags_.accum ? *flags_.accum : train_.accumulate;
+  lr_ = flags_.lr ? *flags_.lr : train_.lr;
+  totalSteps_ = flags_.steps ? *flags_.steps : train_.steps;
+}
+
+void TrainRun::openData() {
+  DataOptions o;
+  o.path = flags_.data ? *flags_.data : (train_.data ? train_.data : "");
+  o.tokenizer = flags_.tokenizer;
+  o.loadDir = flags_.load;
+  data_ = openTrainingData(o, program_);
+  const BatchOrder order = order_ == "sequential" ? BatchOrder::Sequential : BatchOrder::Random;
+  trainBatches_ = std::make_unique<TokenBatches>(*data_.file, train_.batch, train_.seq,
+                                                 DataSplit::Train, order, seed_, valFraction_);
+  if (valFraction_ > 0) {
+    try {
+      evalBatches_ = std::make_unique<TokenBatches>(*data_.file, train_.batch, train_.seq,
+                                                    DataSplit::Eval, BatchOrder::Sequential,
+                                                    seed_, valFraction_);
+    } catch (const Error &e) {
+      if (flags_.evalEvery)
+        fail(std::string(e.what()) + " (needed by --eval-every; raise --val-fraction)");
+      std::fprintf(stderr, "note: no evaluation: %s\n", e.what());
+    }
+  } else if (flags_.evalEvery) {
+    throw UsageError("--eval-every needs held-out data: --val-fraction must be > 0");
+  }
+}
+
+int TrainRun::evalOnly(const Buffers &buf) {
+  LoadReport r = loadCheckpoint(*flags_.load, program_, buf.params);
+  DataOptions o;
+  o.path = flags_.data ? *flags_.data : (train_.data ? train_.data : "");
+  o.tokenizer = flags_.tokenizer;
+  o.loadDir = flags_.load;
+  data_ = openTrainingData(o, program_);
+  const bool all = flags_.evalSplit == EvalSplit::All;
+  const double fraction = flags_.valFraction ? *flags_.valFraction : kDefaultValFraction;
+  if (!all && fraction <= 0)
+    throw UsageError("--eval-split held-out needs --val-fraction > 0");
+  TokenBatches batches(*data_.file, train_.batch, train_.seq,
+                       all ? DataSplit::Train : DataSplit::Eval, BatchOrder::Sequential, 0,
+                       all ? 0.0 : fraction);
+  int64_t counted = 0;
+  const double loss = evaluateLoss(ctx_, program_, buf, batches, 0, 0, 0, &counted);
+  std::fprintf(stderr, "evaluated %s on %s (%s split, %lld targets)\n", r.file.c_str(),
+               data_.description.c_str(), all ? "whole file" : "held-out",
+               (long long)counted);
+  std::printf("loss %.6f\nperplexity %.6f\n", loss, std::exp(loss));
+  return 0;
+}
+
+void TrainRun::evaluate(const Buffers &buf, int64_t step, double elapsed, Progress &progress) {
+  int64_t counted = 0;
+  const double loss =
+      evaluateLoss(ctx_, program_, buf, *evalBatches_, flags_.evalBatches, seed_, step, &counted);
+  progress.message("step " + std::to_string(step) + ": val loss " + fmt("%.4f", loss) +
+                   ", val ppl " + fmt("%.3f", std::exp(loss)) + " (" + std::to_string(counted) +
+                   " targets)");
+  if (log_)
+    log_->eval(step, loss, elapsed);
+}
+
+std::string TrainRun::save(const Buffers &buf, int64_t step, double loss) {
+  TrainerState s;
+  s.step = step;
+  s.seed = seed_;
+  s.data = trainBatches_->state();
+  s.order = order_;
+  s.valFraction = valFraction_;
+  s.accum = accum_;
+  s.lr = lr_;
+  s.schedule = train_.schedule;
+  s.warmup = train_.warmup;
+  s.totalSteps = totalSteps_;
+  s.loss = loss;
+  s.model = program_.model;
+  s.job = program_.job;
+  s.paramHash = paramTableHash(program_);
+  lastCheckpoint_ =
+      saveTrainCheckpoint(*flags_.save, program_, buf, s, data_.tokenizerDir, flags_.keep);
+  lastSavedStep_ = step;
+  return lastCheckpoint_;
+}
+
+std::string TrainRun::describeLastCheckpoint() const {
+  if (!lastCheckpoint_.empty())
+    return "the last good checkpoint is " + lastCheckpoint_;
+  return flags_.save ? "no checkpoint was saved by this run" : "no --save";
+}
+
+int TrainRun::run() {
+  checkProgram(program_);
+  if (flags_.info) {
+    printProgramInfo(stdout, program_);
+    return 0;
+  }
+  ctx_.profile = flags_.profile;
+  setThreads();
+  ProgramBuffers buffers(program_);
+  const Buffers &buf = buffers.get();
+  if (flags_.evalOnly)
+    return evalOnly(buf);
+
+  std::optional<ResumePoint> resumed;
+  if (flags_.resume) {
+    resumed = loadResumePoint(*flags_.save, program_, buf);
+    if (!resumed)
+      std::fprintf(stderr, "note: --resume: no checkpoint in %s yet; starting afresh\n",
+                   flags_.save->c_str());
+  }
+  resolveSettings(resumed ? &resumed->state : nullptr);
+  std::string start;
+  if (resumed) {
+    start = "resumed from " + resumed->path;
+    lastCheckpoint_ = resumed->path;
+    lastSavedStep_ = resumed->state.step;
+  } else if (flags_.load) {
+    LoadReport r = loadCheckpoint(*flags_.load, program_, buf.params);
+    start = "parameters from " + r.file + ", fresh optimizer";
+  } else {
+    initParams(program_, buf.params, seed_);
+    start = "fresh parameters (seed " + std::to_string(seed_) + ")";
+  }
+  openData();
+  const int64_t startStep = resumed ? resumed->state.step : 0;
+  if (resumed)
+    trainBatches_->restore(resumed->state.data);
+
+  BannerInfo banner;
+  banner.threads = threads_;
+  banner.accum = accum_;
+  banner.data = data_.description;
+  banner.trainTokens = trainBatches_->end() - trainBatches_->begin();
+  banner.evalTokens = data_.file->size() - banner.trainTokens;
+  banner.startStep = startStep;
+  banner.totalSteps = totalSteps_;
+  banner.lr = lr_;
+  banner.start = start;
+  printTrainBanner(stderr, program_, banner);
+  if (startStep >= totalSteps_) {
+    std::fprintf(stderr, "nothing to do: at step %lld of %lld (raise --steps)\n",
+                 (long long)startStep, (long long)totalSteps_);
+    return 0;
+  }
+  if (flags_.log)
+    log_ = std::make_unique<MetricsLog>(*flags_.log, resumed.has_value());
+
+  std::signal(SIGINT, onStopSignal);
+  std::signal(SIGTERM, onStopSignal);
+  TrainStepper stepper(ctx_, program_, buf, seed_, accum_);
+  Progress progress(stderr, startStep, totalSteps_, flags_.printEvery);
+  const double t0 = now();
+  double loss = NAN;
+  int64_t step = startStep;
+  while (step < totalSteps_ && !gStopSignal) {
+    const int64_t s = step + 1;
+    const double stepStart = now();
+    loss = stepper.forwardBackward(s, *trainBatches_);
+    if (flags_.dumpGrads && s == startStep + 1) {
+      saveGradients(*flags_.dumpGrads, program_, buf);
+      progress.message("wrote the gradients of step " + std::to_string(s) + " to " +
+                       *flags_.dumpGrads);
+    }
+    if (!std::isfinite(loss)) {
+      progress.finish();
+      fail("the loss is " + fmt("%g", loss) + " at step " + std::to_string(s) +
+           "; stopped without saving (" + describeLastCheckpoint() + ")");
+    }
+    const double lr = lr_ * lr_multiplier((LrSchedule)train_.schedule, s - 1, train_.warmup,
+                                          totalSteps_, 0.5);
+    const double gradNorm = stepper.optimizerStep(s, lr);
+    if (!std::isfinite(gradNorm)) {
+      progress.finish();
+      fail("the gradient norm is " + fmt("%g", gradNorm) + " at step " + std::to_string(s) +
+           "; stopped without saving (" + describeLastCheckpoint() + ")");
+    }
+    step = s;
+    StepMetrics m;
+    m.step = s;
+    m.loss = loss;
+    m.lr = lr;
+    m.gradNorm = gradNorm;
+    m.tokensPerSecond = (double)stepper.tokensPerStep() / std::max(now() - stepStart, 1e-9);
+    m.elapsed = now() - t0;
+    progress.step(m);
+    if (log_)
+      log_->step(m);
+    if (flags_.evalEvery && evalBatches_ && s % flags_.evalEvery == 0)
+      evaluate(buf, s, now() - t0, progress);
+    if (flags_.saveEvery && s % flags_.saveEvery == 0 && s < totalSteps_)
+      progress.message("saved " + save(buf, s, loss));
+  }
+  progress.finish();
+  if (flags_.save && lastSavedStep_ != step)
+    save(buf, step, loss);
+  if (flags_.profile)
+    printProfile(ctx_);
+  if (gStopSignal) {
+    const int sig = gStopSignal;
+    std::fprintf(stderr, "stopped by %s after step %lld; %s\n",
+                 sig == SIGINT ? "SIGINT" : "SIGTERM", (long long)step,
+                 flags_.save ? ("saved " + lastCheckpoint_ + " (continue with --resume)").c_str()
+                             : "nothing was saved (no --save)");
+    return 128 + sig;
+  }
+  std::fprintf(stderr, "done: %lld steps, loss %.4f, %.1f s%s%s\n", (long long)step, loss,
+               now() - t0, flags_.save ? "; saved " : "",
+               flags_.save ? lastCheckpoint_.c_str() : "");
+  return 0;
+}
+
+} // namespace
+
+int train_main(int argc, char **argv, const ProgramInfo &program) {
+  const char *argv0 = argc > 0 ? argv[0] : program.job;
+  try {
+    if (!program.train)
+      fail(std::string("program ") + program.job + " is not a training program");
+    TrainFlags flags = parseTrainFlags(argc, argv);
+    if (flags.help) {
+      printTrainHelp(stdout, argv0, program);
+      return 0;
+    }
+    return TrainRun(flags, program).run();
+  } catch (const UsageError &e) {
+    std::fprintf(stderr, "error: %s\n(%s --help lists the flags)\n", e.what(), argv0);
+    return 2;
+  } catch (const Error &e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (const std::filesystem::filesystem_error &e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "error: out of memory\n");
+    return 1;
+  } catch (const std::exception &e) { // a bug of ours; still a message, not an abort
+    std::fprintf(stderr, "error: internal error: %s\n", e.what());
+    return 1;
+  }
+}
+
+} // namespace bmrt

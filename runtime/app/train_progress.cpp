@@ -1,0 +1,128 @@
+//===- app/train_progress.cpp - Banner, progress line, JSONL metrics ------===//
+#include "app/train_progress.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <unistd.h>
+
+namespace bmrt {
+
+static double mib(int64_t bytes) { return (double)bytes / (1 << 20); }
+
+void printTrainBanner(FILE *out, const ProgramInfo &p, const BannerInfo &b) {
+  const TrainInfo &t = *p.train;
+  std::fprintf(out, "training %s (job %s of %s)\n", p.model, p.job, p.source);
+  std::fprintf(out,
+               "memory: params %.2f MiB, grads %.2f MiB, optimizer state %.2f MiB, "
+               "activations %.2f MiB, total %.2f MiB\n",
+               mib(p.paramBytes), mib(t.gradBytes), mib(t.optStateBytes),
+               mib(p.activationBytes),
+               mib(p.paramBytes + t.gradBytes + t.optStateBytes + p.activationBytes +
+                   p.stateBytes));
+  std::fprintf(out,
+               "batch %lld x seq %lld, %lld micro-batch%s per step (%lld tokens), %d thread%s\n",
+               (long long)t.batch, (long long)t.seq, (long long)b.accum,
+               b.accum == 1 ? "" : "es", (long long)(t.batch * t.seq * b.accum), b.threads,
+               b.threads == 1 ? "" : "s");
+  std::fprintf(out, "data: %s: %llu tokens for training, %llu held out\n", b.data.c_str(),
+               (unsigned long long)b.trainTokens, (unsigned long long)b.evalTokens);
+  std::fprintf(out, "start: %s; steps %lld..%lld, lr %g\n", b.start.c_str(),
+               (long long)b.startStep + 1, (long long)b.totalSteps, b.lr);
+  std::fflush(out);
+}
+
+static std::string duration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0)
+    return "?";
+  long long s = (long long)(seconds + 0.5);
+  char b[32];
+  if (s >= 3600)
+    std::snprintf(b, sizeof b, "%lldh%02lldm", s / 3600, s / 60 % 60);
+  else
+    std::snprintf(b, sizeof b, "%lldm%02llds", s / 60, s % 60);
+  return b;
+}
+
+Progress::Progress(FILE *out, int64_t startStep, int64_t totalSteps, int64_t printEvery)
+    : out_(out), tty_(isatty(fileno(out)) != 0), start_(startStep), total_(totalSteps),
+      every_(printEvery) {}
+
+void Progress::step(const StepMetrics &m) {
+  const int64_t done = m.step - start_, left = total_ - m.step;
+  const double eta = done > 0 ? m.elapsed / (double)done * (double)left : NAN;
+  if (!tty_) {
+    if (m.step % every_ == 0 || m.step == total_ || done == 1)
+      std::fprintf(out_, "step %lld/%lld  loss %.4f  lr %.3g  grad norm %.3g  %.0f tokens/s  ETA %s\n",
+                   (long long)m.step, (long long)total_, m.loss, m.lr, m.gradNorm,
+                   m.tokensPerSecond, duration(eta).c_str());
+    std::fflush(out_);
+    return;
+  }
+  constexpr int kBar = 24;
+  const int filled = total_ > 0 ? (int)(kBar * m.step / total_) : kBar;
+  std::string bar(filled, '#');
+  bar.resize(kBar, '.');
+  std::fprintf(out_, "\r\033[K[%s] step %lld/%lld  loss %.4f  %.0f tok/s  ETA %s", bar.c_str(),
+               (long long)m.step, (long long)total_, m.loss, m.tokensPerSecond,
+               duration(eta).c_str());
+  std::fflush(out_);
+  lineOpen_ = true;
+}
+
+void Progress::message(const std::string &line) {
+  if (lineOpen_)
+    std::fputs("\r\033[K", out_);
+  std::fprintf(out_, "%s\n", line.c_str());
+  lineOpen_ = false;
+  std::fflush(out_);
+}
+
+void Progress::finish() {
+  if (lineOpen_)
+    std::fputc('\n', out_);
+  lineOpen_ = false;
+  std::fflush(out_);
+}
+
+MetricsLog::MetricsLog(const std::string &file, bool append) {
+  f_ = std::fopen(file.c_str(), append ? "a" : "w");
+  if (!f_)
+    fail(file + ": cannot write the log: " + std::strerror(errno));
+}
+
+MetricsLog::~MetricsLog() {
+  if (f_)
+    std::fclose(f_);
+}
+
+// JSON has no NaN/Infinity: a non-finite value is null.
+static std::string num(double v) {
+  if (!std::isfinite(v))
+    return "null";
+  char b[40];
+  std::snprintf(b, sizeof b, "%.9g", v);
+  return b;
+}
+
+void MetricsLog::step(const StepMetrics &m) {
+  if (!f_)
+    return;
+  std::fprintf(f_,
+               "{\"step\": %lld, \"loss\": %s, \"lr\": %s, \"grad_norm\": %s, "
+               "\"tokens_per_s\": %s, \"elapsed\": %s}\n",
+               (long long)m.step, num(m.loss).c_str(), num(m.lr).c_str(),
+               num(m.gradNorm).c_str(), num(m.tokensPerSecond).c_str(), num(m.elapsed).c_str());
+  std::fflush(f_);
+}
+
+void MetricsLog::eval(int64_t step, double valLoss, double elapsed) {
+  if (!f_)
+    return;
+  std::fprintf(f_, "{\"step\": %lld, \"val_loss\": %s, \"val_ppl\": %s, \"elapsed\": %s}\n",
+               (long long)step, num(valLoss).c_str(), num(std::exp(valLoss)).c_str(),
+               num(elapsed).c_str());
+  std::fflush(f_);
+}
+
+} // namespace bmrt

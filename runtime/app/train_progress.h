@@ -1,0 +1,73 @@
+//===- app/train_progress.h - What a training run tells its user ----------===//
+//
+// stderr: a start-up banner (memory plan, shapes, threads, data), then on a
+// terminal one line redrawn in place (step/total, loss, tokens/s, ETA, a
+// bar), otherwise a plain line every --print-every steps (logs stay
+// readable). --log FILE: one JSON object per line, for tools.
+//
+//===----------------------------------------------------------------------===//
+#ifndef BMRT_APP_TRAIN_PROGRESS_H
+#define BMRT_APP_TRAIN_PROGRESS_H
+
+#include "bmrt/program.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace bmrt {
+
+struct BannerInfo {
+  int threads = 1;
+  int64_t accum = 1;
+  std::string data;                 // description of the data
+  uint64_t trainTokens = 0, evalTokens = 0;
+  int64_t startStep = 0, totalSteps = 0;
+  double lr = 0;
+  std::string start;                // "fresh parameters (seed 0)", "resumed from ..."
+};
+
+void printTrainBanner(FILE *out, const ProgramInfo &program, const BannerInfo &info);
+
+/// One step's numbers, for the progress line and the log.
+struct StepMetrics {
+  int64_t step = 0;
+  double loss = 0, lr = 0, gradNorm = 0;
+  double tokensPerSecond = 0;
+  double elapsed = 0;       // seconds since the run started
+};
+
+class Progress {
+public:
+  Progress(FILE *out, int64_t startStep, int64_t totalSteps, int64_t printEvery);
+  void step(const StepMetrics &m);
+  /// A line of its own (evaluation, save), not overwritten by the next update.
+  void message(const std::string &line);
+  /// Ends the in-place line, if any.
+  void finish();
+
+private:
+  FILE *out_;
+  bool tty_;
+  int64_t start_, total_, every_;
+  bool lineOpen_ = false;
+};
+
+/// --log: JSON lines; appended to when the run resumes.
+class MetricsLog {
+public:
+  MetricsLog() = default;
+  MetricsLog(const std::string &file, bool append);
+  ~MetricsLog();
+  MetricsLog(const MetricsLog &) = delete;
+  MetricsLog &operator=(const MetricsLog &) = delete;
+  void step(const StepMetrics &m);
+  void eval(int64_t step, double valLoss, double elapsed);
+
+private:
+  FILE *f_ = nullptr;
+};
+
+} // namespace bmrt
+
+#endif // BMRT_APP_TRAIN_PROGRESS_H

@@ -1,0 +1,122 @@
+//===- app/train_step.cpp - Micro-batches through the train entries -------===//
+#include "app/train_step.h"
+
+#include "bmrt/training.h"
+
+#include <cstring>
+#include <string>
+
+namespace bmrt {
+
+namespace {
+
+constexpr int64_t kIgnore = -100;
+
+const TensorRef &tensorNamed(const TensorRef *list, int count, const char *name) {
+  for (int i = 0; i < count; ++i)
+    if (std::strcmp(list[i].name, name) == 0)
+      return list[i];
+  fail(std::string("train entry has no tensor '") + name + "' (a bmbc bug)");
+}
+
+// Writes one micro-batch's inputs and returns the entry's losses [B*T].
+const float *writeInputs(const TrainEntry &e, const Buffers &buf, const int32_t *tokens,
+                         const int32_t *targets, int64_t rows) {
+  char *act = (char *)buf.activations;
+  std::memcpy(act + tensorNamed(e.inputs, e.numInputs, "tokens").offset, tokens,
+              (size_t)rows * sizeof(int32_t));
+  std::memcpy(act + tensorNamed(e.inputs, e.numInputs, "targets").offset, targets,
+              (size_t)rows * sizeof(int32_t));
+  return (const float *)(act + tensorNamed(e.outputs, e.numOutputs, "losses").offset);
+}
+
+double sumLosses(const float *losses, int64_t rows) {
+  double sum = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    sum += (double)losses[r];
+  return sum;
+}
+
+} // namespace
+
+TrainStepper::TrainStepper(Context &ctx, const ProgramInfo &program, const Buffers &buf,
+                           uint64_t seed, int64_t accum)
+    : ctx_(ctx), program_(program), buf_(buf), seed_(seed), accum_(accum) {
+  const int64_t rows = program.train->batch * program.train->seq;
+  tokens_.resize((size_t)(rows * accum));
+  targets_.resize((size_t)(rows * accum));
+}
+
+int64_t TrainStepper::tokensPerStep() const {
+  return program_.train->batch * program_.train->seq * accum_;
+}
+
+double TrainStepper::forwardBackward(int64_t step, TokenBatches &data) {
+  const TrainInfo &t = *program_.train;
+  const int64_t rows = t.batch * t.seq;
+  // All micro-batches first: dlossScale needs the whole step's target count.
+  int64_t counted = 0;
+  for (int64_t m = 0; m < accum_; ++m) {
+    data.next(&tokens_[m * rows], &targets_[m * rows]);
+    counted += count_targets(&targets_[m * rows], rows, kIgnore);
+  }
+  if (counted == 0)
+    fail("step " + std::to_string(step) + " has no targets to learn from");
+  StepArgs args;
+  args.step = step;
+  args.dlossScale = 1.0 / (double)counted;
+  args.seed = seed_;
+  double sum = 0;
+  for (int64_t m = 0; m < accum_; ++m) {
+    const float *losses =
+        writeInputs(t.forwardBackward, buf_, &tokens_[m * rows], &targets_[m * rows], rows);
+    args.microStep = m;
+    t.forwardBackward.fn(ctx_, buf_, args);
+    sum += sumLosses(losses, rows);
+  }
+  return sum * args.dlossScale;
+}
+
+double TrainStepper::optimizerStep(int64_t step, double lr) {
+  StepArgs args;
+  args.step = step;
+  args.lr = lr;
+  args.seed = seed_;
+  program_.train->optimizerStep.fn(ctx_, buf_, args);
+  return args.gradNorm;
+}
+
+double evaluateLoss(Context &ctx, const ProgramInfo &program, const Buffers &buf,
+                    const TokenBatches &data, int64_t maxBatches, uint64_t seed, int64_t step,
+                    int64_t *targetsCounted) {
+  const TrainInfo &t = *program.train;
+  const int64_t rows = t.batch * t.seq;
+  const uint64_t windows = data.windows();
+  int64_t batches = (int64_t)data.stepsPerEpoch();
+  if (maxBatches > 0 && maxBatches < batches)
+    batches = maxBatches;
+  std::vector<int32_t> tokens((size_t)rows), targets((size_t)rows);
+  double sum = 0;
+  int64_t counted = 0;
+  StepArgs args;
+  args.step = step;
+  args.seed = seed;
+  for (int64_t i = 0; i < batches; ++i) {
+    data.batchAt((uint64_t)i, tokens.data(), targets.data());
+    for (int64_t b = 0; b < t.batch; ++b)
+      if ((uint64_t)(i * t.batch + b) >= windows) // wrapped around: counted already
+        for (int64_t r = 0; r < t.seq; ++r)
+          targets[b * t.seq + r] = (int32_t)kIgnore;
+    const int64_t n = count_targets(targets.data(), rows, kIgnore);
+    const float *losses = writeInputs(t.evaluate, buf, tokens.data(), targets.data(), rows);
+    args.dlossScale = n > 0 ? 1.0 / (double)n : 1.0;
+    t.evaluate.fn(ctx, buf, args);
+    sum += sumLosses(losses, rows);
+    counted += n;
+  }
+  if (targetsCounted)
+    *targetsCounted = counted;
+  return counted > 0 ? sum / (double)counted : 0.0;
+}
+
+} // namespace bmrt

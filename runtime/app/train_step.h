@@ -1,0 +1,56 @@
+//===- app/train_step.h - One optimizer step, and evaluation ---------------===//
+//
+// The app's half of the training contract (program.h, docs/training-ir.md):
+// it writes "tokens" and "targets" of each micro-batch into the
+// activations, calls forwardBackward once per micro-batch (gradients
+// accumulate), reads "losses", and calls optimizerStep with the step's lr.
+// dlossScale = 1 / (counted targets of all micro-batches of the step), so
+// the gradient is that of the mean loss over the whole step, as torch's
+// cross_entropy(reduction='mean') over the concatenated batch.
+//
+//===----------------------------------------------------------------------===//
+#ifndef BMRT_APP_TRAIN_STEP_H
+#define BMRT_APP_TRAIN_STEP_H
+
+#include "bmrt/program.h"
+#include "bmrt/tokens.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace bmrt {
+
+class TrainStepper {
+public:
+  TrainStepper(Context &ctx, const ProgramInfo &program, const Buffers &buf, uint64_t seed,
+               int64_t accum);
+
+  /// Forward and backward over `accum` micro-batches taken from `data`;
+  /// returns the step's mean loss. Gradients are left for optimizerStep
+  /// (or --dump-grads).
+  double forwardBackward(int64_t step, TokenBatches &data);
+  /// The update with learning rate `lr`; returns the gradient norm the
+  /// program reports (before clipping).
+  double optimizerStep(int64_t step, double lr);
+  /// Tokens per step (B * T * accum).
+  int64_t tokensPerStep() const;
+
+private:
+  Context &ctx_;
+  const ProgramInfo &program_;
+  const Buffers &buf_;
+  uint64_t seed_;
+  int64_t accum_;
+  std::vector<int32_t> tokens_, targets_; // [accum, B*T]
+};
+
+/// Mean loss over `maxBatches` batches of `data` in sequential order (0 =
+/// the whole split once); windows past the split's end in the last batch
+/// are ignored (targets -100), so each window counts once.
+double evaluateLoss(Context &ctx, const ProgramInfo &program, const Buffers &buf,
+                    const TokenBatches &data, int64_t maxBatches, uint64_t seed, int64_t step,
+                    int64_t *targetsCounted);
+
+} // namespace bmrt
+
+#endif // BMRT_APP_TRAIN_STEP_H

@@ -50,8 +50,9 @@
 // CHECK: bmb_exec.matmul %{{.*}} outs(%[[GFW]]) {accumulate, trans_a}
 // CHECK: %[[GFB:.*]] = bmb_exec.grad_ref @h.fc.b[%[[R]]] : memref<8xf32>
 // CHECK: bmb_exec.sum_rows %{{.*}} outs(%[[GFB]])
-// CHECK: %[[DX:.*]] = bmb_exec.alloc : memref<2x4x8xf32>
-// CHECK: bmb_exec.zero %[[DX]]
+// CHECK: bmb_exec.param_ref @h.ln.w
+// CHECK-NEXT: %[[DX:.*]] = bmb_exec.alloc : memref<2x4x8xf32>
+// CHECK-NEXT: bmb_exec.zero %[[DX]]
 // CHECK: bmb_exec.norm_grad "layernorm" {{.*}} dx(%[[DX]] : memref<2x4x8xf32>) dw(%{{.*}} : memref<8xf32>) db(%{{.*}} : memref<8xf32>)
 // CHECK: }
 // The frozen positional embedding gets nothing; the token table does.

@@ -5,15 +5,15 @@
 // RUN: bmb-opt %s --bmb-plan-memory | FileCheck %s
 
 // CHECK-LABEL: bmb_exec.program @t
-// CHECK-SAME: grad_bytes = 192 : i64
+// CHECK-SAME: grad_bytes = 256 : i64
 // CHECK-SAME: opt_state_bytes = 384 : i64
-// CHECK-SAME: param_bytes = 256 : i64
+// CHECK-SAME: param_bytes = 320 : i64
 bmb_exec.program @t attributes {train = {opt_slots = 2 : i64}} {
   // CHECK: bmb_exec.param @a offset 0 grad_offset 0 opt_offset 0 : memref<4xf32>
   bmb_exec.param @a : memref<4xf32>
   // CHECK: bmb_exec.param @f frozen offset 64 : memref<4xf32>
   bmb_exec.param @f frozen : memref<4xf32>
-  // CHECK: bmb_exec.param @s stacked offset 128 grad_offset 64 opt_offset 128 : memref<2x20xf32>
+  // CHECK: bmb_exec.param @s stacked offset 128 grad_offset 64 opt_offset 64 : memref<2x20xf32>
   bmb_exec.param @s stacked : memref<2x20xf32>
   func.func @forward_backward() {
     %c0 = arith.constant 0 : index

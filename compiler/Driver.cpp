@@ -70,8 +70,8 @@ const char *kOptionHelp = R"(Options:
   --model NAME          with no job: the model to compile (B = 1, T = ctx)
   --emit=KIND           print instead of building an executable: ast (the
                         syntax tree), bmb (the model graph after the front
-                        end), mlir (the IR after the job's whole pipeline:
-                        the execution plan for an infer job) or cuda (the one
+                        end), mlir (the IR after the job's whole
+                        pipeline: the execution plan) or cuda (the one
                         CUDA C++ source that the executable is built from)
   --stats               print the parameter and memory table
   --print-pipeline      list the passes that run for the job
@@ -82,8 +82,9 @@ const char *kOptionHelp = R"(Options:
   --locations           print source locations (loc(...)) in IR output, so IR
                         read back with -x mlir still points at the .bmb lines
   -I DIR                also search DIR for imports
-  -o FILE               an infer job without --emit: build the executable
-                        FILE ($CXX or the build's compiler, against libbmrt);
+  -o FILE               an infer or train job without --emit: build the
+                        executable FILE ($CXX or the build's compiler, against
+                        libbmrt);
                         with --emit: write the output to FILE (default:
                         standard output)
   --help, --version
@@ -190,8 +191,11 @@ job's pass pipeline. For an infer job, -o EXE builds a standalone executable
 (prefill + decode entry points, checkpoint loading, tokenizer, sampling);
 --emit=cuda prints its source, --emit=mlir the execution plan, --emit=bmb the
 model graph; --stats prints the parameter and memory table; --dump-ir=after-all
-prints the IR after every pass. Train, tune and compress jobs stop after the
-front end until autodiff exists.
+prints the IR after every pass. For a train job, -o EXE builds a training
+executable (forward_backward, optimizer_step and evaluate entries, data,
+checkpoints, the step loop); --dump-ir=bmb-insert-optimizer shows its model
+graph with the loss, backward pass and optimizer. Tune and compress jobs stop
+after the front end.
 
 Imports are searched next to the importing file, then in -I directories,
 then in the standard library's root (stdlib/nn.bmb is found from anywhere).
@@ -220,27 +224,35 @@ std::string stdlibRoot(const char *argv0) {
 #endif
 }
 
-/// The memory plan of an infer program: one allocation per role, the
-/// activations of each entry, and the peak (what the process needs besides
-/// code and the checkpoint being read).
+/// The memory plan of a program: one allocation per role (a train program's
+/// grads and optimizer state instead of the KV cache), the activations of
+/// each entry (forward_backward holds the saved activations), and the peak
+/// (what the process needs besides code and the data being read).
 void printMemoryPlan(mlir::bmb::exec::ProgramOp program, llvm::raw_ostream &os) {
   auto bytes = [&](mlir::Operation *op, llvm::StringRef name) {
     auto a = op->getAttrOfType<mlir::IntegerAttr>(name);
     return a ? a.getInt() : 0;
   };
   int64_t params = bytes(program, "param_bytes"), state = bytes(program, "state_bytes"),
-          act = bytes(program, "activation_bytes");
+          act = bytes(program, "activation_bytes"), grads = bytes(program, "grad_bytes"),
+          optState = bytes(program, "opt_state_bytes");
+  bool train = program->hasAttr("train");
   auto row = [&](const std::string &what, int64_t n) {
     os << "  " << llvm::left_justify(what, 28) << " "
        << llvm::right_justify(mlir::bmb::formatBytes(n), 12) << "  (" << n << " bytes)\n";
   };
   os << "\nmemory plan of '" << program.getSymName() << "' (one allocation per role):\n";
   row("params", params);
-  row("state (KV cache)", state);
+  if (train) {
+    row("grads", grads);
+    row("optimizer state", optState);
+  } else {
+    row("state (KV cache)", state);
+  }
   for (auto f : program.getOps<mlir::func::FuncOp>())
     row(("activations of " + f.getName()).str(), bytes(f, "activation_bytes"));
   row("activations (shared)", act);
-  row("peak", params + state + act);
+  row("peak", params + state + grads + optState + act);
 }
 
 int usage(const std::string &message) {
@@ -388,26 +400,37 @@ int bmb::driverMain(int argc, char **argv) {
   if (opts.locations)
     printFlags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
 
-  // The job decides the pipeline: an infer job (or IR already on its way to
-  // an execution plan) runs the infer pipeline; every other job stops after
-  // the front end until autodiff exists.
-  bool inferJob = false;
-  for (auto job : module->getOps<mlir::bmb::JobOp>())
+  // The job decides the pipeline: an infer job runs the infer pipeline, a
+  // train job the train pipeline (--emit=bmb stops after the front end for
+  // every job; --dump-ir=bmb-insert-optimizer shows a train job's graph with
+  // its loss, backward and updates); IR already on its way
+  // to an execution plan runs the plan's passes (the infer pipeline's, which
+  // leave a lowered program to fusion and planning); tune and compress jobs
+  // stop after the front end.
+  bool inferJob = false, trainJob = false, lowered = false;
+  for (auto job : module->getOps<mlir::bmb::JobOp>()) {
     inferJob |= job.getKind() == mlir::bmb::JobKind::Infer;
+    trainJob |= job.getKind() == mlir::bmb::JobKind::Train;
+  }
   for (auto program : module->getOps<mlir::bmb::exec::ProgramOp>()) {
     (void)program;
-    inferJob = true;
+    lowered = true;
   }
-  if ((opts.emit == Emit::CUDA || wantsExecutable) && !inferJob) {
-    llvm::errs() << "bmbc: error: only infer jobs build executables so far; training, "
-                    "tuning and compression executables come with autodiff\n";
+  if ((opts.emit == Emit::CUDA || wantsExecutable) && !inferJob && !trainJob && !lowered) {
+    llvm::errs() << "bmbc: error: only infer and train jobs build executables so far; "
+                    "tuning and compression executables are not implemented yet\n";
     return kExitNotImplemented;
   }
   mlir::PassManager pm(&context);
-  if (inferJob && opts.emit != Emit::BMB)
-    mlir::bmb::populateInferPipeline(pm);
-  else
+  if (opts.emit == Emit::BMB) {
     mlir::bmb::populateFrontendPipeline(pm);
+  } else if (inferJob || lowered) {
+    mlir::bmb::populateInferPipeline(pm);
+  } else if (trainJob) {
+    mlir::bmb::populateTrainPipeline(pm);
+  } else {
+    mlir::bmb::populateFrontendPipeline(pm);
+  }
 
   if (opts.printPipeline) {
     llvm::outs() << "pipeline: ";

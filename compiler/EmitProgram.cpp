@@ -14,107 +14,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/EmitProgram.h"
-
-#include "dialects/BmbExec/BmbExecOps.h"
-
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/FormatVariadic.h"
+#include "compiler/Emitter.h"
 
 #include <map>
 
 using namespace mlir;
 using namespace mlir::bmb::exec;
-
-namespace {
-
-std::string cIdent(StringRef s) {
-  std::string out;
-  for (char c : s)
-    out += llvm::isAlnum(c) ? c : '_';
-  if (out.empty() || llvm::isDigit(out[0]))
-    out = "_" + out;
-  return out;
-}
-
-std::string cType(Type t) {
-  if (t.isF32())
-    return "float";
-  if (t.isF64())
-    return "double";
-  if (t.isInteger(32))
-    return "int32_t";
-  return "";
-}
-
-std::string shapeStr(ArrayRef<int64_t> s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
-int64_t product(ArrayRef<int64_t> s) {
-  int64_t p = 1;
-  for (int64_t d : s)
-    p *= d;
-  return p;
-}
-
-std::string cString(StringRef s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
-class Emitter {
-public:
-  Emitter(ProgramOp program, raw_ostream &os, StringRef source)
-      : program(program), os(os), source(source) {}
-  LogicalResult run();
-
-private:
-  ProgramOp program;
-  raw_ostream &os;
-  std::string source;
-  DenseMap<Value, std::string> names; // buffers and indices -> C++ expressions
-  int counter = 0, loopDepth = 0;
-  bool failed = false;
-
-  InFlightDiagnostic error(Operation *op, const Twine &msg) {
-    failed = true;
-    return op->emitError(msg);
-  }
-  std::string name(Value v) {
-    auto it = names.find(v);
-    if (it != names.end())
-      return it->second;
-    if (Operation *def = v.getDefiningOp())
-      error(def, "emission: value has no C++ name");
-    return "/*?*/";
-  }
-  std::string indent() { return std::string(2 + 2 * loopDepth, ' '); }
-  MemRefType mt(Value v) { return cast<MemRefType>(v.getType()); }
-  int64_t last(Value v) { return mt(v).getRank() ? mt(v).getShape().back() : 1; }
-  /// The row count of an op over `v`: %rows when given, else static.
-  std::string rowsOf(Value v, Value rows) {
-    return rows ? name(rows) : std::to_string(mt(v).getNumElements() / last(v));
-  }
-  std::string opt(Value v) { return v ? name(v) : "nullptr"; }
-  std::string settingStr(StringRef key, StringRef def);
-  double settingNum(StringRef key, double def);
-
-  void emitHeader();
-  void emitParamsAndState();
-  void emitKernelFunctor(KernelOp k);
-  void emitEntry(func::FuncOp f);
-  void emitBody(Block &block);
-  void emitOp(Operation *op);
-  void emitTables(ArrayRef<func::FuncOp> entries);
-};
 
 std::string Emitter::settingStr(StringRef key, StringRef def) {
   auto settings = program->getAttrOfType<DictionaryAttr>("settings");
@@ -149,7 +54,9 @@ void Emitter::emitHeader() {
      << "// backend of libbmrt, a C++ compiler against the host backend. Buffers live\n"
      << "// in one allocation per role (params, state, activations) at the offsets\n"
      << "// of the compiler's memory plan.\n"
-     << "#include \"bmrt/bmrt.h\"\n\n"
+     << "#include \"bmrt/bmrt.h\"\n"
+     << (train ? "#include \"bmrt/kernels_backward.h\"\n#include \"bmrt/training.h\"\n" : "")
+     << "\n"
      << "namespace {\n\nusing namespace bmrt;\n\n";
 }
 
@@ -184,6 +91,8 @@ void Emitter::emitParamsAndState() {
        << cType(cast<MemRefType>(s.getType()).getElementType()) << " *)(base + "
        << *s.getOffset() << ");\n";
   os << "  s.unused = 0;\n  return s;\n}\n\n";
+  if (train)
+    emitGradsAndOptState();
 }
 
 /// A generated kernel: a functor whose call operator computes element i.
@@ -237,6 +146,8 @@ void Emitter::emitKernelFunctor(KernelOp k) {
       expr = "exp_fast(" + val(0) + ")";
     else if (isa<math::ErfOp>(op))
       expr = "erf(" + val(0) + ")";
+    else if (auto c = dyn_cast<ElemCallOp>(op))
+      expr = c.getCallee().str() + "(" + val(0) + ", " + val(1) + ")";
     else {
       error(&op, "emission: no C++ form for this scalar op");
       return;
@@ -250,6 +161,8 @@ void Emitter::emitKernelFunctor(KernelOp k) {
 
 void Emitter::emitEntry(func::FuncOp f) {
   names.clear();
+  if (train)
+    return emitTrainEntry(f);
   os << "// ---- " << f.getName() << ": `rows` valid rows starting at position `start`.\n"
      << "// Activations: " << f->getAttrOfType<IntegerAttr>("activation_bytes").getInt()
      << " bytes planned.\n"
@@ -367,13 +280,16 @@ void Emitter::emitOp(Operation *op) {
     return;
   }
   if (auto a = dyn_cast<AttentionOp>(op)) {
+    // [batch, rows, ...]: infer programs run batch 1 at run-time rows;
+    // training programs whole batches of full rows.
     int64_t qRow = last(a.getQ()), kvRow = last(a.getK());
-    int64_t qRows = mt(a.getQ()).getNumElements() / qRow;
-    int64_t kvRows = mt(a.getK()).getNumElements() / kvRow;
+    int64_t batch = mt(a.getQ()).getRank() >= 3 ? mt(a.getQ()).getDimSize(0) : 1;
+    int64_t qRows = mt(a.getQ()).getNumElements() / qRow / batch;
+    int64_t kvRows = mt(a.getK()).getNumElements() / kvRow / batch;
     os << in << "{\n"
        << in << "  AttentionArgs a;\n"
-       << in << "  a.batch = 1;\n"
-       << in << "  a.rows = " << rowsOf(a.getQ(), a.getRows()) << ";\n"
+       << in << "  a.batch = " << batch << ";\n"
+       << in << "  a.rows = " << (a.getRows() ? name(a.getRows()) : std::to_string(qRows)) << ";\n"
        << in << "  a.heads = " << a.getHeads() << "; a.kvHeads = " << a.getKvHeads()
        << "; a.headDim = " << a.getHeadDim() << ";\n"
        << in << "  a.qRowStride = " << qRow << "; a.qBatchStride = " << qRows * qRow << ";\n"
@@ -436,38 +352,43 @@ void Emitter::emitOp(Operation *op) {
     os << "});\n";
     return;
   }
-  error(op, "emission: no runtime call for this op");
+  if (emitTrainOp(op))
+    return;
+  error(op, "emission: no runtime call for '") << op->getName() << "'";
 }
 
-void Emitter::emitTables(ArrayRef<func::FuncOp> entries) {
-  auto dtype = [](Type t) {
-    return t.isF32() ? "DType::F32" : t.isF64() ? "DType::F64" : "DType::I32";
-  };
-  auto shape = [](ArrayRef<int64_t> s) {
-    std::string out = "{";
-    for (size_t i = 0; i < s.size(); ++i)
-      out += (i ? ", " : "") + std::to_string(s[i]);
-    return out + "}";
-  };
-  os << "// ---- Tables for the runtime.\n";
+void Emitter::emitParamTable() {
   os << "const ParamInfo kParams[] = {\n";
-  int numParams = 0;
   for (auto p : program.getOps<ParamOp>()) {
     auto t = cast<MemRefType>(p.getType());
-    os << "  {" << cString(p.getSymName()) << ", " << dtype(t.getElementType()) << ", "
-       << t.getRank() << ", " << shape(t.getShape()) << ", " << *p.getOffset() << ", "
+    os << "  {" << cString(p.getSymName()) << ", " << dtypeEnum(t.getElementType()) << ", "
+       << t.getRank() << ", " << shapeInit(t.getShape()) << ", " << *p.getOffset() << ", "
        << (p.getStacked() ? "true" : "false") << ", " << (p.getFrozen() ? "true" : "false");
-    if (DictionaryAttr init = p.getInitAttr()) {
+    DictionaryAttr init = p.getInitAttr();
+    // A training table prints every field up to the gradient's (C++
+    // aggregates fill in order).
+    if (train && !init)
+      os << ", InitKind::None, 0.0, 0.0";
+    if (init) {
       std::string kind = init.getAs<StringAttr>("kind").str();
       kind[0] = (char)toupper(kind[0]);
       os << ", InitKind::" << kind << ", "
          << llvm::formatv("{0:e}", init.getAs<FloatAttr>("a").getValueAsDouble()).str() << ", "
          << llvm::formatv("{0:e}", init.getAs<FloatAttr>("b").getValueAsDouble()).str();
     }
+    if (train)
+      os << ", " << (p.getGradOffset() ? static_cast<int64_t>(*p.getGradOffset()) : -1) << ", "
+         << (p.getOptOffset() ? static_cast<int64_t>(*p.getOptOffset()) : -1) << ", "
+         << (p.getDecay() ? "true" : "false");
     os << "},\n";
-    ++numParams;
   }
   os << "};\n\n";
+}
+
+void Emitter::emitTables(ArrayRef<func::FuncOp> entries) {
+  os << "// ---- Tables for the runtime.\n";
+  emitParamTable();
+  int64_t numParams = llvm::range_size(program.getOps<ParamOp>());
   int numMaps = 0;
   for (auto m : program.getOps<NameMapOp>()) {
     std::string id = cIdent(m.getSymName());
@@ -497,6 +418,8 @@ void Emitter::emitTables(ArrayRef<func::FuncOp> entries) {
   if (!numMaps)
     os << "  {\"\", nullptr, 0}, // none declared\n";
   os << "};\n\n";
+  if (train)
+    return emitTrainTables(entries);
   // One walk per entry gives its tables and what kEntries says of them.
   struct EntryCounts {
     int64_t capacity = 1;
@@ -510,8 +433,8 @@ void Emitter::emitTables(ArrayRef<func::FuncOp> entries) {
     std::string kinds;
     f.walk([&](InputOp i) {
       auto t = mt(i.getResult());
-      os << "  {" << cString(i.getName()) << ", " << dtype(t.getElementType()) << ", "
-         << t.getRank() << ", " << shape(t.getShape()) << ", " << *i.getOffset() << ", "
+      os << "  {" << cString(i.getName()) << ", " << dtypeEnum(t.getElementType()) << ", "
+         << t.getRank() << ", " << shapeInit(t.getShape()) << ", " << *i.getOffset() << ", "
          << static_cast<int64_t>(i.getRowsDim()) << "},\n";
       kinds += std::string(kinds.empty() ? "" : ", ") +
                (i.getKind() == "tokens"        ? "InputKind::Tokens"
@@ -525,8 +448,8 @@ void Emitter::emitTables(ArrayRef<func::FuncOp> entries) {
     f.walk([&](OutputOp o) {
       auto t = mt(o.getBuffer());
       auto a = o.getBuffer().getDefiningOp<AllocOp>();
-      os << "  {" << cString(o.getName()) << ", " << dtype(t.getElementType()) << ", "
-         << t.getRank() << ", " << shape(t.getShape()) << ", " << *a.getOffset() << ", "
+      os << "  {" << cString(o.getName()) << ", " << dtypeEnum(t.getElementType()) << ", "
+         << t.getRank() << ", " << shapeInit(t.getShape()) << ", " << *a.getOffset() << ", "
          << static_cast<int64_t>(o.getRowsDim()) << "},\n";
       ++c.numOutputs;
     });
@@ -565,6 +488,7 @@ void Emitter::emitTables(ArrayRef<func::FuncOp> entries) {
 }
 
 LogicalResult Emitter::run() {
+  train = static_cast<bool>(program->getAttrOfType<DictionaryAttr>("train"));
   for (const char *attr : {"job", "model", "kind", "from"})
     if (!program->getAttrOfType<StringAttr>(attr))
       return program.emitError("emission: the program has no '") << attr << "' attribute";
@@ -597,8 +521,6 @@ LogicalResult Emitter::run() {
   emitTables(entries);
   return failure(failed);
 }
-
-} // namespace
 
 LogicalResult mlir::bmb::emitProgram(ModuleOp module, raw_ostream &os) {
   ProgramOp program;

@@ -34,7 +34,40 @@ SmallVector<Value, 2> mlir::bmb::exec::writtenBuffers(Operation *op) {
     out.push_back(s.getOut());
   else if (auto t = dyn_cast<TakeOp>(op))
     out.push_back(t.getOut());
+  // Training: every gradient output below accumulates (is read, too).
+  else if (auto z = dyn_cast<ZeroOp>(op))
+    out.push_back(z.getOut());
+  else if (auto m = dyn_cast<MatmulOp>(op))
+    out.push_back(m.getC());
+  else if (auto s = dyn_cast<SumRowsOp>(op))
+    out.push_back(s.getOut());
+  else if (auto n = dyn_cast<NormGradOp>(op)) {
+    for (Value g : {n.getDx(), n.getDw(), n.getDb()})
+      if (g)
+        out.push_back(g);
+  } else if (auto a = dyn_cast<AttentionGradOp>(op))
+    out.append({a.getDq(), a.getDk(), a.getDv()});
+  else if (auto r = dyn_cast<RotaryGradOp>(op))
+    out.push_back(r.getDx());
+  else if (auto s = dyn_cast<SoftmaxGradOp>(op))
+    out.push_back(s.getDx());
+  else if (auto e = dyn_cast<EmbeddingGradOp>(op))
+    out.push_back(e.getDtable());
+  else if (auto t = dyn_cast<TakeGradOp>(op))
+    out.push_back(t.getDx());
+  else if (auto c = dyn_cast<ClassifierOp>(op)) {
+    out.push_back(c.getLosses());
+    if (c.getDlogits())
+      out.push_back(c.getDlogits());
+  }
   return out;
+}
+
+bool mlir::bmb::exec::accumulates(Operation *op) {
+  if (auto m = dyn_cast<MatmulOp>(op))
+    return m.getAccumulate();
+  return isa<SumRowsOp, NormGradOp, AttentionGradOp, RotaryGradOp, SoftmaxGradOp,
+             EmbeddingGradOp, TakeGradOp>(op);
 }
 
 bool mlir::bmb::exec::readsBuffer(Operation *op, Value buf) {
@@ -54,6 +87,10 @@ bool mlir::bmb::exec::readsBuffer(Operation *op, Value buf) {
     if (auto e = dyn_cast<EwiseOp>(op); e && llvm::is_contained(e.getInputs(), buf))
       return true;
     if (auto k = dyn_cast<KernelOp>(op); k && llvm::is_contained(k.getInputs(), buf))
+      return true;
+    if (accumulates(op))
+      return true;
+    if (auto c = dyn_cast<ClassifierOp>(op); c && c.getLogits() == buf)
       return true;
   }
   // Reads through the caches: attention reads what it wrote and all before.
@@ -80,6 +117,8 @@ Value mlir::bmb::exec::rootBuffer(Value v) {
       v = r.getSource();
     else if (auto r = v.getDefiningOp<RowViewOp>())
       v = r.getSource();
+    else if (auto l = v.getDefiningOp<LayerViewOp>())
+      v = l.getSource();
     else
       return v;
   }

@@ -15,13 +15,17 @@ namespace mlir::bmb::exec {
 /// The memref operands `op` writes (its destinations).
 SmallVector<Value, 2> writtenBuffers(Operation *op);
 
+/// Whether `op` adds into its destinations (the backward kernels, an
+/// accumulating matmul) instead of overwriting them.
+bool accumulates(Operation *op);
+
 /// Whether `op` reads `buf` (uses it as a non-destination operand).
 bool readsBuffer(Operation *op, Value buf);
 
 /// The one op that writes `buf` directly, or null if none or several.
 Operation *soleWriter(Value buf);
 
-/// The buffer a view (reshape, row_view) looks into, through any chain of
+/// The buffer a view (reshape, row_view, layer_view) looks into, through any chain of
 /// views: an alloc, input, param_ref or state_ref result.
 Value rootBuffer(Value v);
 

@@ -11,7 +11,10 @@
 //     output (the residual stream after the attention and MLP projections);
 //  4. a generated bmb_exec.kernel with an arith/math body, where chains of
 //     element-wise ops over the same elements are merged into one kernel
-//     (a producer whose output only the consumer reads).
+//     (a producer whose output only the consumer reads). Activation
+//     derivatives of training (`gelu_tanh_grad` (x, dy), ...) are calls of
+//     the runtime's __host__ __device__ element functions
+//     (bmb_exec.elem_call), so they merge like any other element op.
 // Fusion may only produce a generated kernel or a kernel of the declared
 // list (DESIGN: "One source, two backends"); the forms above are exactly the
 // declared gemm and norm signatures in runtime/include/bmrt/kernels.h.
@@ -54,10 +57,13 @@ bool isPrivateTemp(Value buf, Operation *writer, Operation *reader) {
 
 /// Whether any op strictly between `from` and `to` (same block) writes one of
 /// `bufs` or touches `touched`.
+/// Buffers compare by their roots: in training programs a buffer is written
+/// more than once (gradients accumulate), and through views.
 bool interferes(Operation *from, Operation *to, ArrayRef<Value> written, Value touched) {
+  auto sameRoot = [](Value a, Value b) { return a && b && rootBuffer(a) == rootBuffer(b); };
   for (Operation *it = from->getNextNode(); it && it != to; it = it->getNextNode()) {
     for (Value w : writtenBuffers(it))
-      if (llvm::is_contained(written, w) || w == touched)
+      if (llvm::any_of(written, [&](Value v) { return sameRoot(v, w); }) || sameRoot(w, touched))
         return true;
     if (touched && llvm::is_contained(it->getOperands(), touched))
       return true;
@@ -174,6 +180,10 @@ Value buildScalar(OpBuilder &b, Location loc, StringRef kind, ValueRange in, Flo
     return b.create<arith::MulFOp>(loc, x, cst(factor.getValueAsDouble()));
   if (kind == "copy")
     return x;
+  // Activation derivatives (x, dy): the runtime's own element function.
+  if (kind.ends_with("_grad"))
+    return b.create<ElemCallOp>(loc, t, b.getStringAttr(kind.drop_back(5).str() + "_backward"),
+                                in);
   if (kind == "relu")
     return b.create<arith::MaximumFOp>(loc, x, cst(0.0));
   if (kind == "tanh")

@@ -26,8 +26,7 @@
 //  - a model with bidirectional attention is an encoder: prefill only.
 //
 //===----------------------------------------------------------------------===//
-#include "dialects/Bmb/BmbOps.h"
-#include "dialects/BmbExec/BmbExecOps.h"
+#include "passes/EntryLowering.h"
 #include "passes/ExecBuffers.h"
 #include "passes/Passes.h"
 
@@ -40,13 +39,10 @@ namespace mlir::bmb {
 
 using namespace mlir;
 using namespace mlir::bmb;
-namespace ex = mlir::bmb::exec;
-
-namespace {
 
 /// Inlines every bmb.layer (innermost first is not needed: cloning a layer's
 /// body clones its nested layers, which a later round inlines).
-void inlineLayers(func::FuncOp func) {
+void mlir::bmb::inlineLayers(func::FuncOp func) {
   while (true) {
     LayerOp layer;
     func.walk([&](LayerOp l) {
@@ -67,65 +63,6 @@ void inlineLayers(func::FuncOp func) {
     layer.erase();
   }
 }
-
-class EntryLowering {
-public:
-  EntryLowering(ex::ProgramOp program, func::FuncOp source, bool prefill, int64_t capacity)
-      : program(program), source(source), prefill(prefill), capacity(capacity),
-        b(program.getContext()) {}
-
-  /// Builds the exec function; returns failure after reporting.
-  FailureOr<func::FuncOp> run();
-
-  bool sawBidirectional = false;
-  int64_t vocab = 0;
-
-private:
-  ex::ProgramOp program;
-  func::FuncOp source;
-  bool prefill;
-  int64_t capacity; // T of the prefill entry = the KV cache rows
-  OpBuilder b;
-  Value start, rows;
-  DenseMap<Value, Value> buffers; // tensor -> memref (or index -> index)
-  DenseMap<Value, int64_t> seqDims;
-  int attentionCount = 0;
-  Value tokensArg; // the input of kind "tokens": its embedding gives `vocab`
-  scf::ForOp currentLoop; // the loop of the repeat being lowered
-
-  MemRefType memrefOf(Type t) {
-    auto r = cast<RankedTensorType>(t);
-    return MemRefType::get(r.getShape(), r.getElementType());
-  }
-  int64_t seqDim(Value v) {
-    auto it = seqDims.find(v);
-    return it == seqDims.end() ? -1 : it->second;
-  }
-  /// The `rows` operand for an op over a value with sequence dim `d`.
-  Value rowsFor(int64_t d) { return prefill && d >= 0 ? rows : Value(); }
-  Value alloc(Location loc, Type tensorType) {
-    return b.create<ex::AllocOp>(loc, memrefOf(tensorType), IntegerAttr());
-  }
-  Value lookup(Value v) { return buffers.lookup(v); }
-  /// Result sequence dim of a broadcast: operands align from the right.
-  int64_t broadcastSeqDim(Operation *op) {
-    int64_t rank = cast<RankedTensorType>(op->getResult(0).getType()).getRank();
-    for (Value in : op->getOperands()) {
-      int64_t d = seqDim(in);
-      if (d >= 0)
-        return d + rank - cast<RankedTensorType>(in.getType()).getRank();
-    }
-    return -1;
-  }
-
-  LogicalResult lowerInputs(func::FuncOp f);
-  LogicalResult lowerBlock(Block &block);
-  LogicalResult lowerOp(Operation *op);
-  LogicalResult lowerRepeat(RepeatOp op);
-  LogicalResult lowerAttention(AttentionOp op);
-  LogicalResult lowerReturn(func::ReturnOp op);
-  void ewise(Operation *op, StringRef kind, FloatAttr factor = {});
-};
 
 LogicalResult EntryLowering::lowerInputs(func::FuncOp f) {
   for (auto [i, arg] : llvm::enumerate(source.getArguments())) {
@@ -194,6 +131,12 @@ void EntryLowering::ewise(Operation *op, StringRef kind, FloatAttr factor) {
 
 LogicalResult EntryLowering::lowerOp(Operation *op) {
   Location loc = op->getLoc();
+  if (train) {
+    bool handled = false;
+    LogicalResult r = lowerTrainOp(op, handled);
+    if (handled)
+      return r;
+  }
   auto same = [&](Value res, Value like) { seqDims[res] = seqDim(like); };
   if (auto p = dyn_cast<ParamGetOp>(op)) {
     if (p.getIndices().size() > 1)
@@ -333,8 +276,8 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
     return lowerReturn(ret);
   if (isa<CrossEntropyOp, RandomOp>(op))
     return op->emitError("'") << op->getName() << "' has no place in an infer program";
-  return op->emitError("'") << op->getName()
-                            << "' is not supported by the inference lowering yet";
+  return op->emitError("'") << op->getName() << "' is not supported by the "
+                            << (train ? "train" : "inference") << " lowering yet";
 }
 
 LogicalResult EntryLowering::lowerAttention(AttentionOp a) {
@@ -345,7 +288,7 @@ LogicalResult EntryLowering::lowerAttention(AttentionOp a) {
   Value kBuf = lookup(a.getKey()), vBuf = lookup(a.getValue());
   Value kCache = kBuf, vCache = vBuf;
   int64_t cap = k.getDimSize(1);
-  if (a.getCausal()) {
+  if (a.getCausal() && !train) {
     // The KV cache: one per attention op, in the same order in prefill and
     // decode, so both entries name the same state.
     int64_t width = k.getShape().back();
@@ -372,7 +315,7 @@ LogicalResult EntryLowering::lowerAttention(AttentionOp a) {
       (part[1] == 'k' ? kCache : vCache) = ref;
     }
     cap = capacity;
-  } else {
+  } else if (!a.getCausal()) {
     sawBidirectional = true;
   }
   Value out = alloc(loc, a.getResult().getType());
@@ -387,9 +330,8 @@ LogicalResult EntryLowering::lowerAttention(AttentionOp a) {
   return success();
 }
 
-LogicalResult EntryLowering::lowerRepeat(RepeatOp op) {
+SmallVector<Value> EntryLowering::carriedBuffers(RepeatOp op) {
   Location loc = op.getLoc();
-  Block *body = op.getBodyBlock();
   // Carried buffers: the initial value's buffer when nothing else reads that
   // value, else a copy.
   SmallVector<Value> carried;
@@ -404,6 +346,13 @@ LogicalResult EntryLowering::lowerRepeat(RepeatOp op) {
     }
     carried.push_back(buf);
   }
+  return carried;
+}
+
+LogicalResult EntryLowering::lowerRepeat(RepeatOp op) {
+  Location loc = op.getLoc();
+  Block *body = op.getBodyBlock();
+  SmallVector<Value> carried = carriedBuffers(op);
   Value lb = b.create<arith::ConstantIndexOp>(loc, 0);
   Value ub = b.create<arith::ConstantIndexOp>(loc, op.getCount());
   Value step = b.create<arith::ConstantIndexOp>(loc, 1);
@@ -428,7 +377,16 @@ LogicalResult EntryLowering::lowerRepeat(RepeatOp op) {
       return failure();
   currentLoop = nullptr;
   auto yield = cast<YieldOp>(body->getTerminator());
-  for (auto [v, dest, res] : llvm::zip(yield.getOperands(), carried, op.getResults())) {
+  yieldCarried(op, loop, carried, yield.getOperands());
+  return success();
+}
+
+void EntryLowering::yieldCarried(RepeatOp op, scf::ForOp loop, ArrayRef<Value> carried,
+                                 ValueRange yielded) {
+  Location loc = op.getLoc();
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  for (auto [v, dest, res] : llvm::zip(yielded, carried, op.getResults())) {
     Value src = lookup(v);
     buffers[res] = dest;
     seqDims[res] = seqDim(v);
@@ -453,7 +411,6 @@ LogicalResult EntryLowering::lowerRepeat(RepeatOp op) {
                             rowsFor(seqDim(v)), FloatAttr());
     }
   }
-  return success();
 }
 
 LogicalResult EntryLowering::lowerReturn(func::ReturnOp ret) {
@@ -501,6 +458,51 @@ LogicalResult EntryLowering::lowerReturn(func::ReturnOp ret) {
   return success();
 }
 
+LogicalResult mlir::bmb::lowerParams(ModelOp model, ex::ProgramOp program) {
+  OpBuilder b(program.getContext());
+  b.setInsertionPointToEnd(&program.getBody().front());
+  for (auto p : model.getOps<ParamOp>()) {
+    if (p.getStacked() > 1)
+      return p.emitError("parameters stacked by nested repeats are not supported yet");
+    auto t = p.getTensorType();
+    InitAttr init = p.getInit();
+    DictionaryAttr initDict = b.getDictionaryAttr({
+        b.getNamedAttr("kind", b.getStringAttr(stringifyInitKind(init.getKind()))),
+        b.getNamedAttr("a", b.getF64FloatAttr(init.getA().convertToDouble())),
+        b.getNamedAttr("b", b.getF64FloatAttr(init.getB().convertToDouble())),
+    });
+    b.create<ex::ParamOp>(p.getLoc(), p.getSymName(),
+                          MemRefType::get(t.getShape(), t.getElementType()),
+                          p.getStacked() == 1, p.getFrozen(), /*decay=*/false,
+                          IntegerAttr(), IntegerAttr(), IntegerAttr(), initDict);
+  }
+  return success();
+}
+
+void mlir::bmb::lowerNameMaps(ModelOp model, ex::ProgramOp program) {
+  OpBuilder b(program.getContext());
+  // Checkpoint name maps travel with the params they name: the runtime
+  // gets them as tables (bmrt::NameMap) to load Hugging Face files.
+  b.setInsertionPointToEnd(&program.getBody().front());
+  for (auto map : model.getOps<CheckpointMapOp>()) {
+    SmallVector<Attribute> rules;
+    for (Attribute a : map.getRules()) {
+      auto rule = cast<NameRuleAttr>(a);
+      SmallVector<Attribute> parts(rule.getParts().begin(), rule.getParts().end());
+      rules.push_back(b.getDictionaryAttr({
+          b.getNamedAttr("external", b.getStringAttr(rule.getExternal())),
+          b.getNamedAttr("parts", b.getArrayAttr(parts)),
+          b.getNamedAttr("axis", b.getI64IntegerAttr(rule.getAxis())),
+          b.getNamedAttr("transpose", b.getBoolAttr(rule.getTranspose())),
+          b.getNamedAttr("tied", b.getBoolAttr(rule.getTied())),
+      }));
+    }
+    b.create<ex::NameMapOp>(map.getLoc(), map.getName(), b.getArrayAttr(rules));
+  }
+}
+
+namespace {
+
 struct LowerBmbToExecPass : mlir::bmb::impl::LowerBmbToExecPassBase<LowerBmbToExecPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -508,12 +510,19 @@ struct LowerBmbToExecPass : mlir::bmb::impl::LowerBmbToExecPassBase<LowerBmbToEx
     for (auto j : module.getOps<JobOp>())
       if (j.getKind() == JobKind::Infer)
         job = j;
+    // A train job (after bmb-attach-loss, bmb-autodiff, bmb-insert-optimizer).
+    for (auto j : module.getOps<JobOp>())
+      if (j.getKind() == JobKind::Train && !job) {
+        if (failed(lowerTrainJob(module, j)))
+          return signalPassFailure();
+        return;
+      }
     // Already lowered (IR read back from a dump): nothing to do.
     if (!job && !module.getOps<ex::ProgramOp>().empty())
       return;
     if (!job) {
-      module.emitError("bmb-lower-to-exec needs an infer job: executables for train, tune "
-                       "and compress jobs come with autodiff");
+      module.emitError("bmb-lower-to-exec needs an infer or a train job: executables for "
+                       "tune and compress jobs are not implemented yet");
       return signalPassFailure();
     }
     // Settings this lowering cannot honour yet are errors, not silently
@@ -550,22 +559,8 @@ struct LowerBmbToExecPass : mlir::bmb::impl::LowerBmbToExecPassBase<LowerBmbToEx
     auto program = b.create<ex::ProgramOp>(job.getLoc(), job.getSymName());
     program.getBody().emplaceBlock();
     b.setInsertionPointToEnd(&program.getBody().front());
-    for (auto p : model.getOps<ParamOp>()) {
-      if (p.getStacked() > 1) {
-        p.emitError("parameters stacked by nested repeats are not supported yet");
-        return signalPassFailure();
-      }
-      auto t = p.getTensorType();
-      InitAttr init = p.getInit();
-      DictionaryAttr initDict = b.getDictionaryAttr({
-          b.getNamedAttr("kind", b.getStringAttr(stringifyInitKind(init.getKind()))),
-          b.getNamedAttr("a", b.getF64FloatAttr(init.getA().convertToDouble())),
-          b.getNamedAttr("b", b.getF64FloatAttr(init.getB().convertToDouble())),
-      });
-      b.create<ex::ParamOp>(p.getLoc(), p.getSymName(),
-                            MemRefType::get(t.getShape(), t.getElementType()),
-                            p.getStacked() == 1, p.getFrozen(), IntegerAttr(), initDict);
-    }
+    if (failed(lowerParams(model, program)))
+      return signalPassFailure();
     int64_t capacity =
         cast<RankedTensorType>(prefillSrc.getArgumentTypes().front()).getDimSize(1);
     bool encoder = false;
@@ -594,24 +589,7 @@ struct LowerBmbToExecPass : mlir::bmb::impl::LowerBmbToExecPassBase<LowerBmbToEx
     program->setAttr("source", module->hasAttr("bmb.source")
                                    ? module->getAttr("bmb.source")
                                    : StringAttr::get(ctx, ""));
-    // Checkpoint name maps travel with the params they name: the runtime
-    // gets them as tables (bmrt::NameMap) to load Hugging Face files.
-    b.setInsertionPointToEnd(&program.getBody().front());
-    for (auto map : model.getOps<CheckpointMapOp>()) {
-      SmallVector<Attribute> rules;
-      for (Attribute a : map.getRules()) {
-        auto rule = cast<NameRuleAttr>(a);
-        SmallVector<Attribute> parts(rule.getParts().begin(), rule.getParts().end());
-        rules.push_back(b.getDictionaryAttr({
-            b.getNamedAttr("external", b.getStringAttr(rule.getExternal())),
-            b.getNamedAttr("parts", b.getArrayAttr(parts)),
-            b.getNamedAttr("axis", b.getI64IntegerAttr(rule.getAxis())),
-            b.getNamedAttr("transpose", b.getBoolAttr(rule.getTranspose())),
-            b.getNamedAttr("tied", b.getBoolAttr(rule.getTied())),
-        }));
-      }
-      b.create<ex::NameMapOp>(map.getLoc(), map.getName(), b.getArrayAttr(rules));
-    }
+    lowerNameMaps(model, program);
     // The model graph is spent: what remains is the plan (and the job's
     // other declarations, which emission ignores).
     model.erase();

@@ -28,7 +28,23 @@ void mlir::bmb::populateAutodiffPipeline(OpPassManager &pm) {
   pm.addPass(createInsertOptimizerPass());
 }
 
+void mlir::bmb::populateTrainPipeline(OpPassManager &pm) {
+  populateFrontendPipeline(pm);
+  populateAutodiffPipeline(pm);
+  pm.addPass(createLowerBmbToExecPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createFuseKernelsPass());
+  pm.addPass(createPlanMemoryPass());
+  pm.addPass(createPrepareForEmissionPass());
+}
+
 void mlir::bmb::registerBmbPipelines() {
+  PassPipelineRegistration<>(
+      "bmb-train-pipeline",
+      "A train job: frontend, bmb-attach-loss, bmb-autodiff, bmb-insert-optimizer, "
+      "bmb-lower-to-exec, canonicalize, bmb-fuse-kernels, bmb-plan-memory, "
+      "bmb-prepare-for-emission",
+      [](OpPassManager &pm) { populateTrainPipeline(pm); });
   PassPipelineRegistration<>(
       "bmb-infer-pipeline",
       "An infer job: frontend, bmb-lower-to-exec, canonicalize, bmb-fuse-kernels, "

@@ -25,8 +25,14 @@ void populateInferPipeline(OpPassManager &pm);
 /// the frontend pipeline and before the lowering.
 void populateAutodiffPipeline(OpPassManager &pm);
 
+/// A train job: the frontend pipeline, the autodiff pipeline (loss,
+/// reverse pass, optimizer), then lowering to the execution plan (entries
+/// forward_backward, optimizer_step, evaluate), fusion, memory planning
+/// (with the grads and optimizer-state roles) and preparation for emission.
+void populateTrainPipeline(OpPassManager &pm);
+
 /// Registers the pipelines by name: `bmb-frontend-pipeline`,
-/// `bmb-infer-pipeline`.
+/// `bmb-infer-pipeline`, `bmb-train-pipeline`.
 void registerBmbPipelines();
 
 } // namespace mlir::bmb

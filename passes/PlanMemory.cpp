@@ -11,6 +11,15 @@
 // buffer with an overlapping lifetime. The entries share the activations
 // allocation (only one runs at a time), so its size is the largest plan.
 //
+// Training programs (`train` attribute: {opt_slots = N}) add two roles,
+// laid out like the params: grads (one per param that is not frozen, its
+// `grad_offset`) and optimizer state (N slots of the param's size per
+// trainable param, back to back, its `opt_offset`). Their activations are
+// planned like any entry's: the forward_backward entry holds the forward
+// and the backward, so a saved activation (a stacked `[count, ...]` buffer
+// written in the forward loop, read in the backward loop) is live from the
+// first loop to the second.
+//
 // Every offset is a multiple of 64 bytes (a cache line; what AVX-512 loads
 // and the GPU's coalescing like).
 //
@@ -123,11 +132,23 @@ struct PlanMemoryPass : mlir::bmb::impl::PlanMemoryPassBase<PlanMemoryPass> {
   void runOnOperation() override {
     getOperation().walk([&](ProgramOp program) {
       Builder b(program.getContext());
-      int64_t params = 0, state = 0, activations = 0;
+      int64_t params = 0, state = 0, activations = 0, grads = 0, optState = 0;
+      auto train = program->getAttrOfType<DictionaryAttr>("train");
+      auto slotsAttr = train ? train.getAs<IntegerAttr>("opt_slots") : IntegerAttr();
+      int64_t optSlots = slotsAttr ? slotsAttr.getInt() : 0;
       for (Operation &op : program.getBody().front()) {
         if (auto p = dyn_cast<ParamOp>(op)) {
+          int64_t bytes = byteSize(p.getType());
           p.setOffsetAttr(b.getI64IntegerAttr(params));
-          params = alignUp(params + byteSize(p.getType()));
+          params = alignUp(params + bytes);
+          if (!train || p.getFrozen())
+            continue;
+          p.setGradOffsetAttr(b.getI64IntegerAttr(grads));
+          grads = alignUp(grads + bytes);
+          if (optSlots > 0) {
+            p.setOptOffsetAttr(b.getI64IntegerAttr(optState));
+            optState = alignUp(optState + optSlots * bytes);
+          }
         } else if (auto s = dyn_cast<StateOp>(op)) {
           s.setOffsetAttr(b.getI64IntegerAttr(state));
           state = alignUp(state + byteSize(s.getType()));
@@ -140,6 +161,10 @@ struct PlanMemoryPass : mlir::bmb::impl::PlanMemoryPassBase<PlanMemoryPass> {
       program->setAttr("param_bytes", b.getI64IntegerAttr(params));
       program->setAttr("state_bytes", b.getI64IntegerAttr(state));
       program->setAttr("activation_bytes", b.getI64IntegerAttr(activations));
+      if (train) {
+        program->setAttr("grad_bytes", b.getI64IntegerAttr(grads));
+        program->setAttr("opt_state_bytes", b.getI64IntegerAttr(optState));
+      }
     });
   }
 };

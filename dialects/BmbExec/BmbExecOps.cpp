@@ -7,45 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/BmbExec/BmbExecOps.h"
+#include "dialects/BmbExec/BufferShapes.h"
 
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
 using namespace mlir::bmb::exec;
-
-namespace {
-
-int64_t numElements(Type t) { return cast<MemRefType>(t).getNumElements(); }
-int64_t lastDim(Type t) {
-  auto m = cast<MemRefType>(t);
-  return m.getRank() == 0 ? 1 : m.getShape().back();
-}
-/// The rows of `t` seen as [rows, lastDim]: the product of the leading dims.
-/// Not numElements / lastDim, which divides by zero on an empty last dim.
-int64_t leadRows(Type t) {
-  int64_t rows = 1;
-  for (int64_t d : cast<MemRefType>(t).getShape().drop_back())
-    rows *= d;
-  return rows;
-}
-
-template <class RefOp>
-LogicalResult verifyStackedRef(RefOp op, Operation *decl, Type declType, bool stacked,
-                               Value layer) {
-  auto full = cast<MemRefType>(declType);
-  auto view = cast<MemRefType>(op.getResult().getType());
-  if (stacked != static_cast<bool>(layer))
-    return op.emitOpError(stacked ? "of a stacked symbol needs a layer index"
-                                  : "of an unstacked symbol takes no layer index");
-  ArrayRef<int64_t> want = stacked ? full.getShape().drop_front() : full.getShape();
-  if (view.getShape() != want || view.getElementType() != full.getElementType())
-    return op.emitOpError("type ") << view << " does not match the declaration " << full
-                                   << (stacked ? " (one layer's slice)" : "");
-  (void)decl;
-  return success();
-}
-
-} // namespace
 
 LogicalResult ProgramOp::verifyRegions() {
   for (Operation &op : getBody().front())
@@ -76,18 +43,24 @@ LogicalResult NameMapOp::verify() {
   return success();
 }
 
+LogicalResult ParamOp::verify() {
+  if (getFrozen() && (getGradOffset() || getOptOffset() || getDecay()))
+    return emitOpError("is frozen: it has no gradient, optimizer state or weight decay");
+  return success();
+}
+
 LogicalResult ParamRefOp::verifySymbolUses(SymbolTableCollection &symbols) {
   auto decl = symbols.lookupNearestSymbolFrom<ParamOp>(*this, getParamAttr());
   if (!decl)
     return emitOpError("refers to '") << getParam() << "', which is not a bmb_exec.param";
-  return verifyStackedRef(*this, decl, decl.getType(), decl.getStacked(), getLayer());
+  return verifyStackedRef(*this, decl.getType(), decl.getStacked(), getLayer());
 }
 
 LogicalResult StateRefOp::verifySymbolUses(SymbolTableCollection &symbols) {
   auto decl = symbols.lookupNearestSymbolFrom<StateOp>(*this, getStateAttr());
   if (!decl)
     return emitOpError("refers to '") << getState() << "', which is not a bmb_exec.state";
-  return verifyStackedRef(*this, decl, decl.getType(), decl.getStacked(), getLayer());
+  return verifyStackedRef(*this, decl.getType(), decl.getStacked(), getLayer());
 }
 
 void AllocOp::getAsmResultNames(function_ref<void(Value, StringRef)> setName) {
@@ -105,6 +78,8 @@ LogicalResult EwiseOp::verify() {
   StringRef k = getKind();
   size_t want = llvm::StringSwitch<size_t>(k)
                     .Cases("add", "sub", "mul", 2)
+                    .Cases("gelu_tanh_grad", "gelu_erf_grad", "relu_grad", "silu_grad",
+                           "tanh_grad", 2)
                     .Cases("scale", "gelu_tanh", "gelu_erf", "relu", "silu", "tanh", "copy", 1)
                     .Default(0);
   if (want == 0)
@@ -135,9 +110,10 @@ LogicalResult KernelOp::verifyRegions() {
   for (Operation &op : body.without_terminator())
     // getDialect() is null for an unregistered op (--allow-unregistered-dialect):
     // isa<> on it crashed.
-    if (!isa_and_nonnull<arith::ArithDialect, math::MathDialect>(op.getDialect()))
-      return op.emitOpError("is not scalar arith/math: generated kernel bodies are "
-                            "printed as C++ expressions");
+    if (!isa_and_nonnull<arith::ArithDialect, math::MathDialect>(op.getDialect()) &&
+        !isa<ElemCallOp>(op))
+      return op.emitOpError("is not scalar arith/math or bmb_exec.elem_call: generated "
+                            "kernel bodies are printed as C++ expressions");
   return success();
 }
 

@@ -57,16 +57,28 @@ def BmbExec_ParamOp : BmbExec_Op<"param", [Symbol, HasParent<"ProgramOp">]> {
     zeros, ones, normal (a = std), uniform (a, b) or constant (a), for
     programs that start from fresh parameters (`--init SEED`).
 
+    Training programs: memory planning also sets `grad_offset` (bytes into
+    the grads allocation) and `opt_offset` (bytes into the optimizer-state
+    allocation: the program's `opt_slots` slots of the param's size, back to
+    back) on every param that is not `frozen`; `decay` marks the params the
+    optimizer applies weight decay to.
+
     ```mlir
     bmb_exec.param @h.ln1.w stacked offset 4096 : memref<2x64xf32>
+    bmb_exec.param @h.q.w stacked decay offset 0 grad_offset 0 opt_offset 0 : memref<2x64x64xf32>
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<BmbExec_Buffer>:$type,
-                       UnitAttr:$stacked, UnitAttr:$frozen, OptionalAttr<I64Attr>:$offset,
+                       UnitAttr:$stacked, UnitAttr:$frozen, UnitAttr:$decay,
+                       OptionalAttr<I64Attr>:$offset,
+                       OptionalAttr<I64Attr>:$grad_offset, OptionalAttr<I64Attr>:$opt_offset,
                        OptionalAttr<DictionaryAttr>:$init);
   let assemblyFormat = [{
-    $sym_name (`stacked` $stacked^)? (`frozen` $frozen^)? (`offset` $offset^)? `:` $type attr-dict
+    $sym_name (`stacked` $stacked^)? (`frozen` $frozen^)? (`decay` $decay^)?
+    (`offset` $offset^)? (`grad_offset` $grad_offset^)? (`opt_offset` $opt_offset^)?
+    `:` $type attr-dict
   }];
+  let hasVerifier = 1;
 }
 
 def BmbExec_StateOp : BmbExec_Op<"state", [Symbol, HasParent<"ProgramOp">]> {
@@ -236,7 +248,7 @@ def BmbExec_EwiseOp : BmbExec_Op<"ewise", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
-def BmbExec_KernelOp : BmbExec_Op<"kernel", [AttrSizedOperandSegments,
+def BmbExec_KernelOp : BmbExec_Op<"kernel", [AttrSizedOperandSegments, IsolatedFromAbove,
     SingleBlock]> {
   let summary = "a generated element-wise kernel with a scalar body";
   let description = [{
@@ -415,5 +427,7 @@ def BmbExec_TakeOp : BmbExec_Op<"take"> {
   let assemblyFormat = "$x `outs` `(` $out `)` attr-dict `:` type($x) `->` type($out)";
   let hasVerifier = 1;
 }
+
+include "BmbExecTrainOps.td"
 
 #endif // BMB_EXEC_OPS_TD

@@ -223,12 +223,23 @@ bmb.job @embed infer for @Enc {batch = 1 : i64, seq = 8 : i64}
 
 // -----
 
-// expected-error @+1 {{bmb-lower-to-exec needs an infer job: executables for train, tune and compress jobs come with autodiff}}
+// A train job before autodiff: its entries are not there yet.
 module {
   bmb.model @M layer "M" {
     bmb.param @w : tensor<8xf32> init ones
   }
+  // expected-error @+1 {{a train job is lowered from @loss, @train_step and @optimizer_step: run bmb-attach-loss, bmb-autodiff and bmb-insert-optimizer first (bmb-train-pipeline)}}
   bmb.job @pretrain train for @M {batch = 1 : i64, seq = 8 : i64}
+}
+
+// -----
+
+// expected-error @+1 {{bmb-lower-to-exec needs an infer or a train job: executables for tune and compress jobs are not implemented yet}}
+module {
+  bmb.model @M layer "M" {
+    bmb.param @w : tensor<8xf32> init ones
+  }
+  bmb.job @sst2 tune for @M {batch = 1 : i64, seq = 8 : i64}
 }
 
 // -----

@@ -1,0 +1,400 @@
+//===- EmitTrain.cpp - The training parts of an emitted program -----------===//
+//
+// A train job's program (docs/training-ir.md, section 4) prints like an
+// infer program plus: a Grads and an OptState struct (pointers into the
+// grads and optimizer-state allocations at the plan's offsets), entries with
+// the bmrt::TrainFn signature that read bmrt::StepArgs, the backward and
+// optimizer calls of kernels_backward.h and training.h, a TrainInfo table
+// with the job's settings, and `main` handing over to bmrt::train_main.
+//
+// As in EmitProgram.cpp, every decision is in the IR (the program's `train`
+// dictionary holds the resolved settings): this file only prints.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Emitter.h"
+
+using namespace mlir;
+using namespace mlir::bmb::exec;
+
+namespace {
+
+int64_t trainInt(DictionaryAttr train, StringRef key) {
+  auto a = train.getAs<IntegerAttr>(key);
+  return a ? a.getInt() : 0;
+}
+
+std::string trainNum(DictionaryAttr train, StringRef key) {
+  auto a = train.getAs<FloatAttr>(key);
+  return llvm::formatv("{0:e}", a ? a.getValueAsDouble() : 0.0).str();
+}
+
+std::string trainStr(DictionaryAttr train, StringRef key) {
+  auto a = train.getAs<StringAttr>(key);
+  return a ? a.str() : "";
+}
+
+std::string fp(double v) { return llvm::formatv("{0:e}", v).str(); }
+
+} // namespace
+
+std::string Emitter::gradType() {
+  std::string t;
+  for (auto p : program.getOps<ParamOp>())
+    if (p.getGradOffset()) {
+      std::string pt = cType(cast<MemRefType>(p.getType()).getElementType());
+      if (!t.empty() && t != pt)
+        error(p, "emission: the grads allocation mixes element types (") << t << ", " << pt
+                                                                         << ")";
+      t = pt;
+    }
+  return t.empty() ? "float" : t;
+}
+
+int64_t Emitter::gradElems() {
+  auto bytes = program->getAttrOfType<IntegerAttr>("grad_bytes");
+  std::string t = gradType();
+  return (bytes ? bytes.getInt() : 0) / (t == "double" ? 8 : 4);
+}
+
+void Emitter::emitGradsAndOptState() {
+  auto train = program->getAttrOfType<DictionaryAttr>("train");
+  int64_t slots = trainInt(train, "opt_slots");
+  os << "// ---- Gradients (trainable params only): byte offsets into the grads allocation.\n"
+     << "struct Grads {\n";
+  for (auto p : program.getOps<ParamOp>())
+    if (p.getGradOffset())
+      os << "  " << cType(cast<MemRefType>(p.getType()).getElementType()) << " *"
+         << cIdent(p.getSymName()) << "; // " << shapeStr(cast<MemRefType>(p.getType()).getShape())
+         << "\n";
+  os << "  char unused; // keeps the struct non-empty when every param is frozen\n};\n\n"
+     << "Grads gradsOf(const Buffers &buf) {\n  char *base = (char *)buf.grads;\n  Grads g;\n";
+  for (auto p : program.getOps<ParamOp>())
+    if (p.getGradOffset())
+      os << "  g." << cIdent(p.getSymName()) << " = ("
+         << cType(cast<MemRefType>(p.getType()).getElementType()) << " *)(base + "
+         << *p.getGradOffset() << ");\n";
+  os << "  g.unused = 0;\n  return g;\n}\n\n";
+  os << "// ---- Optimizer state: " << slots
+     << " slot(s) of the param's size per trainable param"
+     << (trainStr(train, "optimizer") == "adamw" ? " (exp_avg, then exp_avg_sq)" : "")
+     << ", byte offsets into the optimizer-state allocation.\n"
+     << "struct OptState {\n";
+  for (auto p : program.getOps<ParamOp>())
+    if (p.getOptOffset())
+      os << "  " << cType(cast<MemRefType>(p.getType()).getElementType()) << " *"
+         << cIdent(p.getSymName()) << "; // " << slots << " x "
+         << shapeStr(cast<MemRefType>(p.getType()).getShape()) << "\n";
+  os << "  char unused;\n};\n\n"
+     << "OptState optStateOf(const Buffers &buf) {\n  char *base = (char *)buf.optState;\n"
+     << "  OptState o;\n";
+  for (auto p : program.getOps<ParamOp>())
+    if (p.getOptOffset())
+      os << "  o." << cIdent(p.getSymName()) << " = ("
+         << cType(cast<MemRefType>(p.getType()).getElementType()) << " *)(base + "
+         << *p.getOptOffset() << ");\n";
+  os << "  o.unused = 0;\n  return o;\n}\n\n";
+}
+
+void Emitter::emitTrainEntry(func::FuncOp f) {
+  if (f.getNumArguments() != 0) {
+    error(f, "emission: a training entry takes no arguments (it reads bmrt::StepArgs "
+             "through bmb_exec.step_arg)");
+    return;
+  }
+  os << "// ---- " << f.getName() << "\n"
+     << "// Activations: " << f->getAttrOfType<IntegerAttr>("activation_bytes").getInt()
+     << " bytes planned.\n"
+     << "void " << f.getName() << "(Context &ctx, const Buffers &buf, StepArgs &args) {\n"
+     << "  const Params P = paramsOf(buf);\n  const State S = stateOf(buf);\n"
+     << "  const Grads G = gradsOf(buf);\n  const OptState O = optStateOf(buf);\n"
+     << "  char *act = (char *)buf.activations;\n"
+     << "  (void)P; (void)S; (void)G; (void)O; (void)act; (void)args;\n";
+  emitBody(f.getBody().front());
+  os << "}\n\n";
+}
+
+bool Emitter::emitTrainOp(Operation *op) {
+  std::string in = indent();
+  auto elem = [&](Value v) { return cType(mt(v).getElementType()); };
+  auto count = [&](Value v) { return std::to_string(mt(v).getNumElements()); };
+  auto rowsOfStatic = [&](Value v) { return std::to_string(mt(v).getNumElements() / last(v)); };
+  auto scalar = [&](Value result, const std::string &expr, const std::string &type) {
+    std::string n = "s" + std::to_string(counter++);
+    names[result] = n;
+    os << in << "const " << type << " " << n << " = " << expr << ";\n";
+  };
+  if (auto g = dyn_cast<GradRefOp>(op)) {
+    std::string base = "G." + cIdent(g.getParam());
+    names[g.getResult()] = g.getLayer() ? "(" + base + " + " + name(g.getLayer()) + " * " +
+                                              count(g.getResult()) + ")"
+                                        : base;
+    return true;
+  }
+  if (auto l = dyn_cast<LayerViewOp>(op)) {
+    names[l.getResult()] =
+        "(" + name(l.getSource()) + " + " + name(l.getLayer()) + " * " + count(l.getResult()) + ")";
+    return true;
+  }
+  if (auto s = dyn_cast<StepArgOp>(op)) {
+    std::string field = llvm::StringSwitch<std::string>(s.getField())
+                            .Case("step", "args.step")
+                            .Case("lr", "args.lr")
+                            .Case("dloss_scale", "args.dlossScale")
+                            .Case("seed", "(int64_t)args.seed")
+                            .Default("args.microStep");
+    scalar(s.getResult(), field, s.getResult().getType().isF64() ? "double" : "int64_t");
+    return true;
+  }
+  if (auto s = dyn_cast<SetStepArgOp>(op)) {
+    os << in << "args.gradNorm = " << name(s.getValue()) << ";\n";
+    return true;
+  }
+  if (auto z = dyn_cast<ZeroOp>(op)) {
+    os << in << "fill_zero<" << elem(z.getOut()) << ">(ctx, " << name(z.getOut()) << ", "
+       << count(z.getOut()) << ");\n";
+    return true;
+  }
+  if (auto m = dyn_cast<MatmulOp>(op)) {
+    os << in << "gemm_ex<" << elem(m.getC()) << ">(ctx, "
+       << (m.getTransA() ? "Trans::T" : "Trans::N") << ", "
+       << (m.getTransB() ? "Trans::T" : "Trans::N") << ", " << m.getM() << ", " << m.getN()
+       << ", " << m.getK() << ", " << name(m.getA()) << ", " << last(m.getA()) << ", "
+       << name(m.getB()) << ", " << last(m.getB()) << ", " << name(m.getC()) << ", "
+       << m.getN() << ", " << (m.getAccumulate() ? "true" : "false") << ");\n";
+    return true;
+  }
+  if (auto s = dyn_cast<SumRowsOp>(op)) {
+    int64_t c = mt(s.getOut()).getNumElements();
+    os << in << "sum_rows<" << elem(s.getOut()) << ">(ctx, " << name(s.getOut()) << ", "
+       << name(s.getX()) << ", " << mt(s.getX()).getNumElements() / c << ", " << c << ");\n";
+    return true;
+  }
+  if (auto n = dyn_cast<NormGradOp>(op)) {
+    bool ln = n.getKind() == "layernorm";
+    std::string eps = llvm::formatv("{0:e}f", n.getEps().convertToDouble()).str();
+    os << in << (ln ? "layernorm_backward" : "rmsnorm_backward") << "<" << elem(n.getX())
+       << ">(ctx, " << opt(n.getDx()) << ", " << opt(n.getDw()) << ", "
+       << (ln ? opt(n.getDb()) + ", " : "") << name(n.getDy()) << ", " << name(n.getX())
+       << ", " << name(n.getW()) << ", " << (ln ? "nullptr, nullptr, " : "nullptr, ")
+       << rowsOfStatic(n.getX()) << ", " << last(n.getX()) << ", " << eps << ");\n";
+    return true;
+  }
+  if (auto a = dyn_cast<AttentionGradOp>(op)) {
+    auto q = mt(a.getQ()), k = mt(a.getK());
+    int64_t qRow = last(a.getQ()), kvRow = last(a.getK());
+    int64_t rows = q.getDimSize(1), kvRows = k.getDimSize(1);
+    os << in << "{\n"
+       << in << "  AttentionArgs a;\n"
+       << in << "  a.batch = " << q.getDimSize(0) << ";\n"
+       << in << "  a.rows = " << rows << ";\n"
+       << in << "  a.heads = " << a.getHeads() << "; a.kvHeads = " << a.getKvHeads()
+       << "; a.headDim = " << a.getHeadDim() << ";\n"
+       << in << "  a.qRowStride = " << qRow << "; a.qBatchStride = " << rows * qRow << ";\n"
+       << in << "  a.kvRowStride = " << kvRow << "; a.kvBatchStride = " << kvRows * kvRow
+       << ";\n"
+       << in << "  a.outRowStride = " << qRow << "; a.outBatchStride = " << rows * qRow << ";\n"
+       << in << "  a.cacheCapacity = " << kvRows << ";\n"
+       << in << "  a.start = 0;\n"
+       << in << "  a.causal = " << (a.getCausal() ? "true" : "false") << ";\n"
+       << in << "  a.scale = " << llvm::formatv("{0:e}f", a.getScale().convertToDouble()).str()
+       << ";\n"
+       << in << "  a.keyMask = " << opt(a.getMask()) << ";\n"
+       << in << "  attention_backward<" << elem(a.getQ()) << ">(ctx, a, " << name(a.getDq())
+       << ", " << name(a.getDk()) << ", " << name(a.getDv()) << ", " << name(a.getDy()) << ", "
+       << name(a.getQ()) << ", " << name(a.getK()) << ", " << name(a.getV()) << ");\n"
+       << in << "}\n";
+    return true;
+  }
+  if (auto r = dyn_cast<RotaryGradOp>(op)) {
+    // Positions cover one sequence: one call per sequence of the batch.
+    int64_t rows = mt(r.getDy()).getNumElements() / last(r.getDy());
+    int64_t perSeq = mt(r.getPositions()).getNumElements();
+    int64_t seqs = perSeq ? rows / perSeq : 0;
+    os << in << "for (int64_t s = 0; s < " << seqs << "; ++s)\n"
+       << in << "  rotary_backward<" << elem(r.getDx()) << ">(ctx, " << name(r.getDx())
+       << " + s * " << perSeq * last(r.getDy()) << ", " << name(r.getDy()) << " + s * "
+       << perSeq * last(r.getDy()) << ", " << name(r.getPositions()) << ", " << perSeq << ", "
+       << r.getHeads() << ", " << r.getHeadDim() << ", " << last(r.getDy()) << ", "
+       << llvm::formatv("{0:e}f", r.getBase().convertToDouble()).str() << ");\n";
+    return true;
+  }
+  if (auto s = dyn_cast<SoftmaxGradOp>(op)) {
+    os << in << "softmax_backward<" << elem(s.getDx()) << ">(ctx, " << name(s.getDx()) << ", "
+       << name(s.getY()) << ", " << name(s.getDy()) << ", " << rowsOfStatic(s.getY()) << ", "
+       << last(s.getY()) << ");\n";
+    return true;
+  }
+  if (auto e = dyn_cast<EmbeddingGradOp>(op)) {
+    auto t = mt(e.getDtable());
+    os << in << "embedding_backward<" << elem(e.getDtable()) << ">(ctx, " << name(e.getDtable())
+       << ", " << name(e.getIds()) << ", " << name(e.getDy()) << ", " << count(e.getIds())
+       << ", " << t.getDimSize(0) << ", " << t.getDimSize(1) << ");\n";
+    return true;
+  }
+  if (auto t = dyn_cast<TakeGradOp>(op)) {
+    ArrayRef<int64_t> s = mt(t.getDx()).getShape();
+    int64_t axis = t.getAxis();
+    int64_t outer = product(s.take_front(axis)), inner = product(s.drop_front(axis + 1));
+    os << in << "copy_strided_backward<" << elem(t.getDx()) << ">(ctx, " << name(t.getDx())
+       << ", " << name(t.getDy()) << ", " << outer << ", " << inner << ", " << s[axis] * inner
+       << ", " << t.getIndex() * inner << ");\n";
+    return true;
+  }
+  if (auto c = dyn_cast<ClassifierOp>(op)) {
+    os << in << "fused_classifier_forward_backward<" << elem(c.getLogits()) << ">(ctx, "
+       << name(c.getLosses()) << ", " << opt(c.getDlogits()) << ", " << name(c.getLogits())
+       << ", " << name(c.getTargets()) << ", " << rowsOfStatic(c.getLogits()) << ", "
+       << last(c.getLogits()) << ", " << static_cast<int64_t>(c.getIgnoreIndex()) << ", "
+       << (c.getScale() ? name(c.getScale()) : std::string("1.0")) << ");\n";
+    return true;
+  }
+  if (auto g = dyn_cast<GradNormOp>(op)) {
+    scalar(g.getResult(),
+           "sqrt(grad_norm_squared<" + gradType() + ">(ctx, (const " + gradType() +
+               " *)buf.grads, " + std::to_string(gradElems()) + "))",
+           "double");
+    return true;
+  }
+  if (auto c = dyn_cast<ClipGradsOp>(op)) {
+    std::string k = "s" + std::to_string(counter++);
+    os << in << "const double " << k << " = clip_coefficient(" << name(c.getNorm()) << ", "
+       << fp(c.getMaxNorm().convertToDouble()) << ");\n"
+       << in << "if (" << k << " < 1.0)\n"
+       << in << "  scale_inplace<" << gradType() << ">(ctx, (" << gradType() << " *)buf.grads, "
+       << gradElems() << ", " << k << ");\n";
+    return true;
+  }
+  if (auto a = dyn_cast<AdamWUpdateOp>(op)) {
+    auto p = SymbolTable::lookupNearestSymbolFrom<ParamOp>(op, a.getParamAttr());
+    if (!p.getOptOffset()) {
+      error(op, "emission: the param has no optimizer state (run bmb-plan-memory)");
+      return true;
+    }
+    auto t = cast<MemRefType>(p.getType());
+    std::string id = cIdent(p.getSymName());
+    os << in << "adamw_update<" << cType(t.getElementType()) << ">(ctx, P." << id << ", G."
+       << id << ", O." << id << ", O." << id << " + " << t.getNumElements() << ", "
+       << t.getNumElements() << ", " << name(a.getLr()) << ", "
+       << fp(a.getBeta1().convertToDouble()) << ", " << fp(a.getBeta2().convertToDouble())
+       << ", " << fp(a.getEps().convertToDouble()) << ", "
+       << fp(a.getWeightDecay().convertToDouble()) << ", " << name(a.getStep()) << ");\n";
+    return true;
+  }
+  if (auto s = dyn_cast<SGDUpdateOp>(op)) {
+    auto p = SymbolTable::lookupNearestSymbolFrom<ParamOp>(op, s.getParamAttr());
+    auto t = cast<MemRefType>(p.getType());
+    std::string id = cIdent(p.getSymName());
+    bool momentum = s.getMomentum().convertToDouble() != 0.0;
+    if (momentum && !p.getOptOffset()) {
+      error(op, "emission: SGD with momentum needs the param's optimizer state");
+      return true;
+    }
+    os << in << "sgd_update<" << cType(t.getElementType()) << ">(ctx, P." << id << ", G." << id
+       << ", " << (momentum ? "O." + id : std::string("nullptr")) << ", " << t.getNumElements()
+       << ", " << name(s.getLr()) << ", " << fp(s.getMomentum().convertToDouble()) << ", "
+       << fp(s.getWeightDecay().convertToDouble()) << ", " << name(s.getStep()) << ");\n";
+    return true;
+  }
+  if (isa<ZeroGradsOp>(op)) {
+    os << in << "fill_zero<" << gradType() << ">(ctx, (" << gradType() << " *)buf.grads, "
+       << gradElems() << ");\n";
+    return true;
+  }
+  return false;
+}
+
+void Emitter::emitTrainTables(ArrayRef<func::FuncOp> entries) {
+  auto train = program->getAttrOfType<DictionaryAttr>("train");
+  for (const char *attr : {"grad_bytes", "opt_state_bytes"})
+    if (!program->getAttrOfType<IntegerAttr>(attr)) {
+      error(program, "emission: the program has no '")
+          << attr << "' attribute (run bmb-plan-memory first)";
+      return;
+    }
+  func::FuncOp byName[3];
+  const char *kNames[3] = {"forward_backward", "optimizer_step", "evaluate"};
+  for (func::FuncOp f : entries)
+    for (int i = 0; i < 3; ++i)
+      if (f.getName() == kNames[i])
+        byName[i] = f;
+  for (int i = 0; i < 3; ++i)
+    if (!byName[i]) {
+      error(program, "emission: a training program needs the entry @") << kNames[i];
+      return;
+    }
+  // Inputs and outputs of each entry (optimizer_step has none).
+  int counts[3][2] = {};
+  for (int i = 0; i < 3; ++i) {
+    std::string fn = kNames[i];
+    os << "const TensorRef k" << fn << "Inputs[] = {\n";
+    byName[i].walk([&](InputOp in) {
+      auto t = mt(in.getResult());
+      os << "  {" << cString(in.getName()) << ", " << dtypeEnum(t.getElementType()) << ", "
+         << t.getRank() << ", " << shapeInit(t.getShape()) << ", " << *in.getOffset() << ", "
+         << static_cast<int64_t>(in.getRowsDim()) << "},\n";
+      ++counts[i][0];
+    });
+    if (!counts[i][0])
+      os << "  {\"\", DType::F32, 0, {}, 0, -1}, // none\n";
+    os << "};\nconst TensorRef k" << fn << "Outputs[] = {\n";
+    byName[i].walk([&](OutputOp o) {
+      auto t = mt(o.getBuffer());
+      auto a = o.getBuffer().getDefiningOp<AllocOp>();
+      os << "  {" << cString(o.getName()) << ", " << dtypeEnum(t.getElementType()) << ", "
+         << t.getRank() << ", " << shapeInit(t.getShape()) << ", " << *a.getOffset() << ", "
+         << static_cast<int64_t>(o.getRowsDim()) << "},\n";
+      ++counts[i][1];
+    });
+    if (!counts[i][1])
+      os << "  {\"\", DType::F32, 0, {}, 0, -1}, // none\n";
+    os << "};\n\n";
+  }
+  auto entry = [&](int i) {
+    std::string fn = kNames[i];
+    return "{" + cString(fn) + ", " + fn + ", k" + fn + "Inputs, " +
+           std::to_string(counts[i][0]) + ", k" + fn + "Outputs, " +
+           std::to_string(counts[i][1]) + "}";
+  };
+  std::string optimizer = trainStr(train, "optimizer");
+  std::string schedule = trainStr(train, "schedule");
+  std::string scheduleEnum = schedule == "cosine" ? "LrSchedule::Cosine"
+                             : schedule == "linear" ? "LrSchedule::Linear"
+                                                    : "LrSchedule::Constant";
+  os << "const TrainInfo kTrain = {\n"
+     << "  " << trainInt(train, "batch") << ", " << trainInt(train, "seq") << ", // batch, seq\n"
+     << "  " << program->getAttrOfType<IntegerAttr>("grad_bytes").getInt() << ", "
+     << program->getAttrOfType<IntegerAttr>("opt_state_bytes").getInt()
+     << ", // grad bytes, optimizer-state bytes\n"
+     << "  " << (optimizer == "sgd" ? "OptimizerKind::SGD" : "OptimizerKind::AdamW") << ", "
+     << trainInt(train, "opt_slots") << ",\n"
+     << "  " << trainNum(train, "lr") << ", " << trainNum(train, "beta1") << ", "
+     << trainNum(train, "beta2") << ", " << trainNum(train, "eps") << ", "
+     << trainNum(train, "weight_decay") << ", " << trainNum(train, "momentum")
+     << ", // lr, beta1, beta2, eps, weight_decay, momentum\n"
+     << "  " << trainNum(train, "clip") << ", // clip norm (0: none)\n"
+     << "  (int)" << scheduleEnum << ", " << trainInt(train, "warmup") << ", "
+     << trainInt(train, "steps") << ", // schedule, warmup, steps\n"
+     << "  " << trainInt(train, "accumulate") << ", // micro-batches per update\n"
+     << "  " << cString(trainStr(train, "data")) << ", "
+     << cString(trainStr(train, "data_tokenizer")) << ",\n"
+     << "  " << entry(0) << ",\n  " << entry(1) << ",\n  " << entry(2) << ",\n"
+     << "};\n\n";
+  int64_t numParams = llvm::range_size(program.getOps<ParamOp>());
+  int64_t numMaps = llvm::range_size(program.getOps<NameMapOp>());
+  os << "const ProgramInfo kProgram = {\n"
+     << "  " << cString(source) << ", " << cString(program->getAttrOfType<StringAttr>("job"))
+     << ", " << cString(program->getAttrOfType<StringAttr>("model")) << ", "
+     << cString(program->getAttrOfType<StringAttr>("from").getValue()) << ",\n"
+     << "  ModelKind::CausalLM, " << program->getAttrOfType<IntegerAttr>("vocab").getInt()
+     << ", " << program->getAttrOfType<IntegerAttr>("ctx").getInt() << ",\n"
+     << "  kParams, " << numParams << ", kNameMaps, " << numMaps << ",\n"
+     << "  " << program->getAttrOfType<IntegerAttr>("param_bytes").getInt() << ", "
+     << program->getAttrOfType<IntegerAttr>("state_bytes").getInt() << ", "
+     << program->getAttrOfType<IntegerAttr>("activation_bytes").getInt() << ",\n"
+     << "  nullptr, 0, // no infer entries\n"
+     << "  \"greedy\", 1.0, 1.0, 0,\n"
+     << "  " << cString(trainStr(train, "data_tokenizer")) << ",\n"
+     << "  &kTrain,\n"
+     << "};\n\n} // namespace\n\n"
+     << "int main(int argc, char **argv) { return bmrt::train_main(argc, argv, kProgram); }\n";
+}

@@ -1,0 +1,140 @@
+//===- Emitter.h - Printing a bmb_exec program (private) --------*- C++ -*-===//
+//
+// The emitter's state and its helpers, shared by EmitProgram.cpp (the parts
+// of every program, inference entries) and EmitTrain.cpp (the training
+// ops, entries and tables). Not a public interface: see EmitProgram.h.
+//
+//===----------------------------------------------------------------------===//
+#ifndef BMB_COMPILER_EMITTER_H
+#define BMB_COMPILER_EMITTER_H
+
+#include "dialects/BmbExec/BmbExecOps.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace mlir::bmb::exec {
+
+
+inline std::string cIdent(StringRef s) {
+  std::string out;
+  for (char c : s)
+    out += llvm::isAlnum(c) ? c : '_';
+  if (out.empty() || llvm::isDigit(out[0]))
+    out = "_" + out;
+  return out;
+}
+
+inline std::string cType(Type t) {
+  if (t.isF32())
+    return "float";
+  if (t.isF64())
+    return "double";
+  if (t.isInteger(32))
+    return "int32_t";
+  return "";
+}
+
+inline std::string shapeStr(ArrayRef<int64_t> s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+inline int64_t product(ArrayRef<int64_t> s) {
+  int64_t p = 1;
+  for (int64_t d : s)
+    p *= d;
+  return p;
+}
+
+/// A DType enumerator of program.h.
+inline const char *dtypeEnum(Type t) {
+  return t.isF32() ? "DType::F32" : t.isF64() ? "DType::F64" : "DType::I32";
+}
+
+/// A shape as a C++ array initializer: {4, 64}.
+inline std::string shapeInit(ArrayRef<int64_t> s) {
+  std::string out = "{";
+  for (size_t i = 0; i < s.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "}";
+}
+
+inline std::string cString(StringRef s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+class Emitter {
+public:
+  Emitter(ProgramOp program, raw_ostream &os, StringRef source)
+      : program(program), os(os), source(source) {}
+  LogicalResult run();
+
+private:
+  ProgramOp program;
+  raw_ostream &os;
+  std::string source;
+  DenseMap<Value, std::string> names; // buffers and indices -> C++ expressions
+  int counter = 0, loopDepth = 0;
+  bool failed = false;
+
+  InFlightDiagnostic error(Operation *op, const Twine &msg) {
+    failed = true;
+    return op->emitError(msg);
+  }
+  std::string name(Value v) {
+    auto it = names.find(v);
+    if (it != names.end())
+      return it->second;
+    if (Operation *def = v.getDefiningOp())
+      error(def, "emission: value has no C++ name");
+    return "/*?*/";
+  }
+  std::string indent() { return std::string(2 + 2 * loopDepth, ' '); }
+  MemRefType mt(Value v) { return cast<MemRefType>(v.getType()); }
+  int64_t last(Value v) { return mt(v).getRank() ? mt(v).getShape().back() : 1; }
+  /// The row count of an op over `v`: %rows when given, else static.
+  std::string rowsOf(Value v, Value rows) {
+    return rows ? name(rows) : std::to_string(mt(v).getNumElements() / last(v));
+  }
+  std::string opt(Value v) { return v ? name(v) : "nullptr"; }
+  std::string settingStr(StringRef key, StringRef def);
+  double settingNum(StringRef key, double def);
+
+  void emitHeader();
+  void emitParamsAndState();
+  void emitKernelFunctor(KernelOp k);
+  void emitEntry(func::FuncOp f);
+  void emitBody(Block &block);
+  void emitOp(Operation *op);
+  void emitTables(ArrayRef<func::FuncOp> entries);
+  void emitParamTable();
+
+  // Training programs (EmitTrain.cpp).
+  bool train = false;
+  void emitGradsAndOptState();
+  void emitTrainEntry(func::FuncOp f);
+  /// Prints `op` if it is one of the training ops; false if it is not.
+  bool emitTrainOp(Operation *op);
+  void emitTrainTables(ArrayRef<func::FuncOp> entries);
+  /// The C++ element type of every gradient (one type per program: the
+  /// whole-allocation ops need it).
+  std::string gradType();
+  /// The size in elements of the grads allocation.
+  int64_t gradElems();
+};
+
+} // namespace mlir::bmb::exec
+
+#endif // BMB_COMPILER_EMITTER_H

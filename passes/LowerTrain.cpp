@@ -1,0 +1,523 @@
+//===- LowerTrain.cpp - A train job to a bmb_exec training program --------===//
+//
+// The train mode of bmb-lower-to-exec (docs/training-ir.md, section 4).
+// After bmb-attach-loss, bmb-autodiff and bmb-insert-optimizer the model
+// has `@loss`, `@train_step` and `@optimizer_step`; they become the
+// program's entries `evaluate`, `forward_backward` and `optimizer_step`,
+// lowered by the same walk as inference entries (EntryLowering) with:
+//  - full rows: shapes are static (B x T rows), no run-time row count, no
+//    KV cache (attention reads its k/v projections, start 0);
+//  - inputs `tokens` and `targets` ([B, T] i32) and the output `losses`
+//    ([B*T] f32, per row);
+//  - the loss: `bmb.fused_classifier` is the head's GEMM into a logits
+//    buffer, then one classifier kernel that writes the per-row losses and
+//    (forward_backward) overwrites the logits with dlogits, scaled by
+//    StepArgs::dlossScale;
+//  - a repeat's saved values are stacked `[count, ...]` activation buffers:
+//    the forward loop writes slice i (`bmb_exec.layer_view`, in place of
+//    the value's own buffer when the body allocated it), the backward
+//    loop, counting down (`i = count-1-j`, never unrolled), reads it;
+//  - every backward kernel accumulates: its fresh output is zeroed first
+//    (`bmb_exec.zero`), except where the producer can accumulate straight
+//    into a parameter's gradient (`bmb_exec.grad_ref`): a weight gradient
+//    (matmul with accumulate), a bias gradient (sum_rows), an embedding
+//    table gradient, a norm's dw/db. Other `bmb.grad_accumulate`s become an
+//    in-place add (a generated kernel);
+//  - the optimizer: the gradient norm (always reported through
+//    StepArgs::gradNorm), clipping, one update per trainable param reading
+//    lr and step from StepArgs, then the gradients zeroed.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/EntryLowering.h"
+#include "passes/ExecBuffers.h"
+
+using namespace mlir;
+using namespace mlir::bmb;
+
+namespace {
+
+/// The name of a func of the train job, in the model or at module level.
+func::FuncOp findFunc(ModuleOp module, ModelOp model, StringRef name) {
+  for (auto f : model.getOps<func::FuncOp>())
+    if (f.getName() == name)
+      return f;
+  return module.lookupSymbol<func::FuncOp>(name);
+}
+
+double settingNum(DictionaryAttr d, StringRef key, double def) {
+  if (!d)
+    return def;
+  if (auto f = d.getAs<FloatAttr>(key))
+    return f.getValueAsDouble();
+  if (auto i = d.getAs<IntegerAttr>(key))
+    return static_cast<double>(i.getInt());
+  return def;
+}
+
+} // namespace
+
+Value EntryLowering::zeroed(Location loc, Type tensorType) {
+  Value buf = alloc(loc, tensorType);
+  b.create<ex::ZeroOp>(loc, buf);
+  return buf;
+}
+
+Value EntryLowering::stepArg(Location loc, StringRef field) {
+  Type t = field == "lr" || field == "dloss_scale" ? Type(b.getF64Type())
+                                                   : Type(b.getI64Type());
+  return b.create<ex::StepArgOp>(loc, t, b.getStringAttr(field));
+}
+
+Value EntryLowering::accumulateTarget(Value result) {
+  if (!result.hasOneUse())
+    return {};
+  auto acc = dyn_cast<GradAccumulateOp>(*result.getUsers().begin());
+  if (!acc || acc->getBlock() != result.getParentBlock() || acc.getIndices().size() > 1)
+    return {};
+  Value layer;
+  if (!acc.getIndices().empty()) {
+    layer = lookup(acc.getIndices()[0]);
+    if (!layer)
+      return {};
+  }
+  fusedAccumulates.insert(acc);
+  return b.create<ex::GradRefOp>(acc.getLoc(), memrefOf(result.getType()), acc.getParamAttr(),
+                                 layer);
+}
+
+LogicalResult EntryLowering::lowerTrainInputs() {
+  for (auto [i, arg] : llvm::enumerate(source.getArguments())) {
+    auto name = source.getArgAttrOfType<StringAttr>(i, "bmb.name");
+    std::string n = name ? name.str() : "input" + std::to_string(i);
+    if (n != "tokens" && n != "targets")
+      return source.emitError("input '")
+             << n << "': a train program is fed `tokens` and `targets` only (a causal LM)";
+    auto t = cast<RankedTensorType>(arg.getType());
+    if (t.getRank() != 2 || !t.getElementType().isInteger(32))
+      return source.emitError("input '") << n << "' must be i32 [B, T], got " << t;
+    buffers[arg] = b.create<ex::InputOp>(source.getLoc(), memrefOf(t), b.getStringAttr(n),
+                                         b.getStringAttr(n), b.getI64IntegerAttr(-1),
+                                         IntegerAttr());
+    if (n == "tokens")
+      tokensArg = arg;
+  }
+  return success();
+}
+
+FailureOr<func::FuncOp> EntryLowering::runTrain(StringRef name, bool withBackward) {
+  backward = withBackward;
+  b.setInsertionPointToEnd(&program.getBody().front());
+  auto f = b.create<func::FuncOp>(source.getLoc(), name, b.getFunctionType({}, {}));
+  Block *entry = f.addEntryBlock();
+  b.setInsertionPointToEnd(entry);
+  start = b.create<arith::ConstantIndexOp>(source.getLoc(), 0);
+  if (name == "optimizer_step") {
+    // The norm before clipping, for the app's log (StepArgs::gradNorm).
+    gradNorm = b.create<ex::GradNormOp>(source.getLoc(), b.getF64Type());
+    b.create<ex::SetStepArgOp>(source.getLoc(), b.getStringAttr("grad_norm"), gradNorm);
+  }
+  if (failed(lowerTrainInputs()) || failed(lowerBlock(source.getBody().front()))) {
+    f.erase();
+    return failure();
+  }
+  return f;
+}
+
+LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
+  handled = true;
+  Location loc = op->getLoc();
+  auto fresh = [&](Value res) {
+    Value buf = alloc(loc, res.getType());
+    buffers[res] = buf;
+    return buf;
+  };
+  if (auto r = dyn_cast<RepeatOp>(op))
+    return lowerTrainRepeat(r);
+  if (auto r = dyn_cast<func::ReturnOp>(op))
+    return lowerTrainReturn(r);
+  if (auto d = dyn_cast<DropoutOp>(op)) {
+    if (d.getP().convertToDouble() > 0)
+      return d.emitError("dropout in training is not implemented yet (p = ")
+             << d.getP().convertToDouble()
+             << "); set the dropout probability to 0 to train without it";
+    handled = false; // p = 0: the identity, as at inference
+    return success();
+  }
+  if (auto fc = dyn_cast<FusedClassifierOp>(op)) {
+    if (lossBuffer)
+      return fc.emitError("a train program has one loss");
+    Value logits = fresh(fc.getDlogits());
+    b.create<ex::GemmOp>(loc, lookup(fc.getInput()), lookup(fc.getWeight()), Value(), Value(),
+                         logits, Value(), b.getBoolAttr(true), b.getStringAttr("none"));
+    auto lt = cast<MemRefType>(logits.getType());
+    int64_t rows = lt.getNumElements() / lt.getShape().back();
+    lossBuffer = b.create<ex::AllocOp>(loc, MemRefType::get({rows}, b.getF32Type()),
+                                       IntegerAttr());
+    Value scale = backward ? stepArg(loc, "dloss_scale") : Value();
+    b.create<ex::ClassifierOp>(loc, logits, lookup(fc.getTargets()), lossBuffer,
+                               backward ? logits : Value(), scale, fc.getIgnoreIndexAttr());
+    buffers[fc.getLoss()] = lossBuffer;
+    return success();
+  }
+  if (isa<CrossEntropyOp, CrossEntropyGradOp>(op))
+    return op->emitError("'") << op->getName()
+                              << "' is not supported by the train lowering yet (a causal "
+                                 "LM's loss over lm_head is bmb.fused_classifier)";
+  if (auto g = dyn_cast<LinearGradInputOp>(op)) {
+    // dx[rows, in] = dy[rows, out] . w[out, in]
+    b.create<ex::MatmulOp>(loc, lookup(g.getGrad()), lookup(g.getWeight()), fresh(g.getResult()),
+                           false, false, false);
+    return success();
+  }
+  if (auto g = dyn_cast<LinearGradWeightOp>(op)) {
+    // dw[out, in] (+)= dy^T . x
+    Value target = accumulateTarget(g.getResult());
+    bool acc = static_cast<bool>(target);
+    if (!acc)
+      target = fresh(g.getResult());
+    b.create<ex::MatmulOp>(loc, lookup(g.getGrad()), lookup(g.getInput()), target, true, false,
+                           acc);
+    return success();
+  }
+  if (auto r = dyn_cast<ReduceSumOp>(op)) {
+    auto in = cast<RankedTensorType>(r.getInput().getType());
+    auto out = cast<RankedTensorType>(r.getResult().getType());
+    ArrayRef<int64_t> s = out.getShape();
+    while (!s.empty() && s.front() == 1)
+      s = s.drop_front();
+    if (s.size() > static_cast<size_t>(in.getRank()) || in.getShape().take_back(s.size()) != s)
+      return r.emitError("reduce_sum to ")
+             << out << " (not a suffix of " << in
+             << ") is not supported by the train lowering yet";
+    Value target = accumulateTarget(r.getResult());
+    if (!target)
+      target = zeroed(loc, out), buffers[r.getResult()] = target;
+    b.create<ex::SumRowsOp>(loc, lookup(r.getInput()), target);
+    return success();
+  }
+  if (auto a = dyn_cast<ActGradOp>(op)) {
+    Value out = fresh(a.getResult());
+    b.create<ex::EwiseOp>(loc, b.getStringAttr(stringifyActivation(a.getAct()).str() + "_grad"),
+                          ValueRange{lookup(a.getInput()), lookup(a.getGrad())}, out, Value(),
+                          FloatAttr());
+    return success();
+  }
+  // A gradient output of a multi-result backward kernel: into the param's
+  // gradient, a zeroed fresh buffer, or nothing when unused.
+  auto gradOut = [&](Value res) -> Value {
+    if (res.use_empty())
+      return {};
+    if (Value t = accumulateTarget(res))
+      return t;
+    Value buf = zeroed(loc, res.getType());
+    buffers[res] = buf;
+    return buf;
+  };
+  if (auto n = dyn_cast<LayerNormGradOp>(op)) {
+    Value dx = gradOut(n.getDinput()), dw = gradOut(n.getDweight()), db = gradOut(n.getDbias());
+    if (!dx && !dw && !db)
+      return success();
+    b.create<ex::NormGradOp>(loc, b.getStringAttr("layernorm"), lookup(n.getGrad()),
+                             lookup(n.getInput()), lookup(n.getWeight()), dx, dw, db,
+                             n.getEpsAttr());
+    return success();
+  }
+  if (auto n = dyn_cast<RMSNormGradOp>(op)) {
+    Value dx = gradOut(n.getDinput()), dw = gradOut(n.getDweight());
+    if (!dx && !dw)
+      return success();
+    b.create<ex::NormGradOp>(loc, b.getStringAttr("rmsnorm"), lookup(n.getGrad()),
+                             lookup(n.getInput()), lookup(n.getWeight()), dx, dw, Value(),
+                             n.getEpsAttr());
+    return success();
+  }
+  if (auto a = dyn_cast<AttentionGradOp>(op)) {
+    // The kernel writes all three: unused ones still need a buffer.
+    Value dq = zeroed(loc, a.getDquery().getType()), dk = zeroed(loc, a.getDkey().getType()),
+          dv = zeroed(loc, a.getDvalue().getType());
+    buffers[a.getDquery()] = dq;
+    buffers[a.getDkey()] = dk;
+    buffers[a.getDvalue()] = dv;
+    int64_t width = cast<RankedTensorType>(a.getQuery().getType()).getShape().back();
+    b.create<ex::AttentionGradOp>(loc, lookup(a.getGrad()), lookup(a.getQuery()),
+                                  lookup(a.getKey()), lookup(a.getValue()),
+                                  a.getMask() ? lookup(a.getMask()) : Value(), dq, dk, dv,
+                                  a.getCausalAttr(), a.getHeadsAttr(), a.getKvHeadsAttr(),
+                                  b.getI64IntegerAttr(width / a.getHeads()), a.getScaleAttr());
+    return success();
+  }
+  if (auto r = dyn_cast<RotaryGradOp>(op)) {
+    Value dx = zeroed(loc, r.getResult().getType());
+    buffers[r.getResult()] = dx;
+    int64_t width = cast<RankedTensorType>(r.getGrad().getType()).getShape().back();
+    b.create<ex::RotaryGradOp>(loc, lookup(r.getGrad()), lookup(r.getPositions()), dx,
+                               r.getHeadsAttr(), b.getI64IntegerAttr(width / r.getHeads()),
+                               r.getBaseAttr());
+    return success();
+  }
+  if (auto s = dyn_cast<SoftmaxGradOp>(op)) {
+    auto t = cast<RankedTensorType>(s.getOutput().getType());
+    if (static_cast<int64_t>(s.getAxis()) != t.getRank() - 1)
+      return s.emitError("softmax over a dim other than the last is not supported by the "
+                         "train lowering yet");
+    Value dx = zeroed(loc, s.getResult().getType());
+    buffers[s.getResult()] = dx;
+    b.create<ex::SoftmaxGradOp>(loc, lookup(s.getOutput()), lookup(s.getGrad()), dx);
+    return success();
+  }
+  if (auto e = dyn_cast<EmbeddingGradOp>(op)) {
+    Value target = accumulateTarget(e.getResult());
+    if (!target)
+      target = zeroed(loc, e.getResult().getType()), buffers[e.getResult()] = target;
+    b.create<ex::EmbeddingGradOp>(loc, lookup(e.getGrad()), lookup(e.getIds()), target);
+    return success();
+  }
+  if (auto t = dyn_cast<TakeGradOp>(op)) {
+    Value dx = zeroed(loc, t.getResult().getType());
+    buffers[t.getResult()] = dx;
+    b.create<ex::TakeGradOp>(loc, lookup(t.getGrad()), dx, t.getAxisAttr(), t.getIndexAttr());
+    return success();
+  }
+  if (auto s = dyn_cast<StackGetOp>(op)) {
+    buffers[s.getResult()] = b.create<ex::LayerViewOp>(loc, memrefOf(s.getResult().getType()),
+                                                       lookup(s.getStack()),
+                                                       lookup(s.getIndex()));
+    return success();
+  }
+  if (auto g = dyn_cast<GradAccumulateOp>(op)) {
+    if (fusedAccumulates.contains(g))
+      return success(); // its producer accumulated into the gradient already
+    if (g.getIndices().size() > 1)
+      return g.emitError("gradients of params stacked by nested repeats are not supported "
+                         "yet");
+    Value layer = g.getIndices().empty() ? Value() : lookup(g.getIndices()[0]);
+    Value ref = b.create<ex::GradRefOp>(loc, memrefOf(g.getValue().getType()), g.getParamAttr(),
+                                        layer);
+    b.create<ex::EwiseOp>(loc, b.getStringAttr("add"), ValueRange{ref, lookup(g.getValue())},
+                          ref, Value(), FloatAttr());
+    return success();
+  }
+  if (auto c = dyn_cast<ClipGradNormOp>(op)) {
+    b.create<ex::ClipGradsOp>(loc, gradNorm, c.getMaxNormAttr());
+    return success();
+  }
+  if (auto u = dyn_cast<AdamWUpdateOp>(op)) {
+    b.create<ex::AdamWUpdateOp>(loc, u.getParamAttr(), stepArg(loc, "lr"), stepArg(loc, "step"),
+                                u.getBeta1Attr(), u.getBeta2Attr(), u.getEpsAttr(),
+                                u.getWeightDecayAttr());
+    if (u.getWeightDecay().convertToDouble() != 0)
+      if (auto p = program.lookupSymbol<ex::ParamOp>(u.getParamAttr()))
+        p.setDecay(true);
+    return success();
+  }
+  if (auto u = dyn_cast<SGDUpdateOp>(op)) {
+    b.create<ex::SGDUpdateOp>(loc, u.getParamAttr(), stepArg(loc, "lr"), stepArg(loc, "step"),
+                              u.getMomentumAttr(), u.getWeightDecayAttr());
+    if (u.getWeightDecay().convertToDouble() != 0)
+      if (auto p = program.lookupSymbol<ex::ParamOp>(u.getParamAttr()))
+        p.setDecay(true);
+    return success();
+  }
+  if (isa<ConcatOp>(op))
+    return op->emitError("'bmb.concat' (the gradient of split) is not supported by the train "
+                         "lowering yet");
+  handled = false;
+  return success();
+}
+
+LogicalResult EntryLowering::lowerTrainRepeat(RepeatOp op) {
+  Location loc = op.getLoc();
+  if (currentLoop)
+    return op.emitError("a repeat inside a repeat is not supported by the train lowering yet");
+  Block *body = op.getBodyBlock();
+  SmallVector<Value> carried = carriedBuffers(op);
+  // One [count, ...] buffer per saved value, live from the forward loop to
+  // the backward loop that reads it.
+  SmallVector<Value> stacked;
+  for (Value s : op.getStackedSaves())
+    stacked.push_back(alloc(loc, s.getType()));
+  int64_t count = op.getCount();
+  Value lb = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value ub = b.create<arith::ConstantIndexOp>(loc, count);
+  Value step = b.create<arith::ConstantIndexOp>(loc, 1);
+  auto loop = b.create<scf::ForOp>(loc, lb, ub, step);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  Value iv = loop.getInductionVar();
+  if (op.getReverse()) // the backward of layer count-1-j
+    iv = b.create<arith::SubIOp>(loc, b.create<arith::ConstantIndexOp>(loc, count - 1), iv);
+  buffers[op.getInductionVar()] = iv;
+  for (auto [arg, buf] : llvm::zip(op.getCarriedArgs(), carried))
+    buffers[arg] = buf;
+  for (auto [arg, inv] : llvm::zip(op.getInvariantArgs(), op.getInvariant()))
+    buffers[arg] = lookup(inv);
+  currentLoop = loop;
+  for (Operation &inner : body->without_terminator())
+    if (failed(lowerOp(&inner)))
+      return failure();
+  currentLoop = nullptr;
+  auto yield = cast<YieldOp>(body->getTerminator());
+  ValueRange yielded = yield.getOperands();
+  ValueRange saves = yielded.drop_front(carried.size());
+  for (auto [v, dest] : llvm::zip(saves, stacked)) {
+    Value src = lookup(v);
+    auto sliceType = memrefOf(v.getType());
+    // A buffer of this iteration: write it in place in its slice.
+    if (auto a = src.getDefiningOp<ex::AllocOp>(); a && a->getBlock() == loop.getBody()) {
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPoint(a);
+      Value view = b.create<ex::LayerViewOp>(loc, sliceType, dest, iv);
+      a.getResult().replaceAllUsesWith(view);
+      for (auto &[k, mapped] : buffers)
+        if (mapped == src)
+          mapped = view;
+      if (lossBuffer == src)
+        lossBuffer = view;
+      a.erase();
+      continue;
+    }
+    Value view = b.create<ex::LayerViewOp>(loc, sliceType, dest, iv);
+    b.create<ex::EwiseOp>(loc, b.getStringAttr("copy"), ValueRange{src}, view, Value(),
+                          FloatAttr());
+  }
+  yieldCarried(op, loop, carried, yielded.take_front(carried.size()));
+  for (auto [res, buf] : llvm::zip(op.getStackedSaves(), stacked))
+    buffers[res] = buf;
+  return success();
+}
+
+LogicalResult EntryLowering::lowerTrainReturn(func::ReturnOp ret) {
+  if (ret.getNumOperands() > 1)
+    return ret.emitError("a train entry returns the loss only");
+  if (ret.getNumOperands() == 1) {
+    if (!lossBuffer || lookup(ret.getOperand(0)) != lossBuffer)
+      return ret.emitError("the loss must be a bmb.fused_classifier's (the train lowering "
+                           "supports causal LMs over lm_head for now)");
+    b.create<ex::OutputOp>(ret.getLoc(), b.getStringAttr("losses"), lossBuffer,
+                           b.getI64IntegerAttr(-1));
+  }
+  if (source.getName() == "optimizer_step")
+    b.create<ex::ZeroGradsOp>(ret.getLoc());
+  b.create<func::ReturnOp>(ret.getLoc());
+  return success();
+}
+
+LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
+  auto model = SymbolTable::lookupNearestSymbolFrom<ModelOp>(job, job.getModelAttr());
+  func::FuncOp loss = findFunc(module, model, "loss"),
+               trainStep = findFunc(module, model, "train_step"),
+               optStep = findFunc(module, model, "optimizer_step");
+  if (!loss || !trainStep || !optStep)
+    return job.emitError("a train job is lowered from @loss, @train_step and @optimizer_step: "
+                         "run bmb-attach-loss, bmb-autodiff and bmb-insert-optimizer first "
+                         "(bmb-train-pipeline)");
+  // Settings this lowering cannot honour yet are errors, not ignored knobs.
+  DictionaryAttr settings = job.getSettings();
+  for (const char *key : {"zero", "checkpoint", "offload", "memory"})
+    if (settings.get(key))
+      return job.emitError("`") << key << "` is not implemented yet for training; remove it to "
+                                          "build a single-process fp32 program";
+  if (auto p = settings.getAs<StringAttr>("precision"); p && p.getValue() != "fp32")
+    return job.emitError("precision = ") << p.getValue() << " is not implemented yet (fp32 only)";
+  auto schedule = settings.getAs<DictionaryAttr>("schedule");
+  if (settingNum(schedule, "min_lr", 0) != 0)
+    return job.emitError("schedule min_lr is not implemented yet (the schedules decay to 0)");
+  auto data = settings.getAs<DictionaryAttr>("data");
+  if (data)
+    if (auto k = data.getAs<StringAttr>("kind"); k && k.getValue() != "text" &&
+                                                  k.getValue() != "tokens")
+      return job.emitError("data = ") << k.getValue()
+                                      << "(...) is not supported by train programs yet "
+                                         "(text or tokens)";
+
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  auto program = b.create<ex::ProgramOp>(job.getLoc(), job.getSymName());
+  program.getBody().emplaceBlock();
+  if (failed(lowerParams(model, program)))
+    return failure();
+  auto tokens = cast<RankedTensorType>(trainStep.getArgumentTypes().front());
+  int64_t batch = tokens.getDimSize(0), seq = tokens.getDimSize(1);
+  int64_t vocab = 0;
+  struct Entry {
+    func::FuncOp src;
+    const char *name;
+    bool backward;
+  };
+  for (Entry e : {Entry{trainStep, "forward_backward", true}, Entry{optStep, "optimizer_step", false},
+                  Entry{loss, "evaluate", false}}) {
+    inlineLayers(e.src);
+    EntryLowering lowering(program, e.src, /*prefill=*/false, seq, /*train=*/true);
+    if (failed(lowering.runTrain(e.name, e.backward)))
+      return failure();
+    vocab = std::max(vocab, lowering.vocab);
+  }
+
+  // The job's settings, resolved for the runtime's TrainInfo (emission
+  // prints them). beta/eps/decay are the compiled updates' own.
+  auto optimizer = settings.getAs<DictionaryAttr>("optimizer");
+  std::string optKind = "adamw";
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0, momentum = 0;
+  bool first = true;
+  for (Operation &op : optStep.getBody().front()) {
+    if (auto u = dyn_cast<AdamWUpdateOp>(op); u && first) {
+      beta1 = u.getBeta1().convertToDouble();
+      beta2 = u.getBeta2().convertToDouble();
+      eps = u.getEps().convertToDouble();
+      first = false;
+    }
+    if (auto u = dyn_cast<AdamWUpdateOp>(op))
+      weightDecay = std::max(weightDecay, u.getWeightDecay().convertToDouble());
+    if (auto u = dyn_cast<SGDUpdateOp>(op)) {
+      optKind = "sgd";
+      momentum = u.getMomentum().convertToDouble();
+      weightDecay = std::max(weightDecay, u.getWeightDecay().convertToDouble());
+    }
+  }
+  int64_t optSlots = optKind == "adamw" ? 2 : momentum != 0 ? 1 : 0;
+  auto str = [&](DictionaryAttr d, StringRef key) {
+    auto s = d ? d.getAs<StringAttr>(key) : StringAttr();
+    return b.getStringAttr(s ? s.getValue() : "");
+  };
+  auto schedKind = schedule ? schedule.getAs<StringAttr>("kind") : StringAttr();
+  MLIRContext *ctx = module.getContext();
+  program->setAttr("train", b.getDictionaryAttr({
+      b.getNamedAttr("batch", b.getI64IntegerAttr(batch)),
+      b.getNamedAttr("seq", b.getI64IntegerAttr(seq)),
+      b.getNamedAttr("optimizer", b.getStringAttr(optKind)),
+      b.getNamedAttr("opt_slots", b.getI64IntegerAttr(optSlots)),
+      b.getNamedAttr("lr", b.getF64FloatAttr(settingNum(optimizer, "lr", 1e-3))),
+      b.getNamedAttr("beta1", b.getF64FloatAttr(beta1)),
+      b.getNamedAttr("beta2", b.getF64FloatAttr(beta2)),
+      b.getNamedAttr("eps", b.getF64FloatAttr(eps)),
+      b.getNamedAttr("weight_decay", b.getF64FloatAttr(weightDecay)),
+      b.getNamedAttr("momentum", b.getF64FloatAttr(momentum)),
+      b.getNamedAttr("clip", b.getF64FloatAttr(settingNum(settings, "clip", 0))),
+      b.getNamedAttr("schedule", b.getStringAttr(schedKind ? schedKind.getValue() : "constant")),
+      b.getNamedAttr("warmup", b.getI64IntegerAttr((int64_t)settingNum(schedule, "warmup", 0))),
+      b.getNamedAttr("steps", b.getI64IntegerAttr((int64_t)settingNum(settings, "steps", 0))),
+      b.getNamedAttr("accumulate",
+                     b.getI64IntegerAttr((int64_t)settingNum(settings, "grad_accum", 1))),
+      b.getNamedAttr("data", str(data, "path")),
+      b.getNamedAttr("data_tokenizer", str(data, "tokenizer")),
+  }));
+  program->setAttr("job", StringAttr::get(ctx, job.getSymName()));
+  program->setAttr("model", StringAttr::get(ctx, model.getSymName()));
+  program->setAttr("kind", StringAttr::get(ctx, "causal_lm"));
+  program->setAttr("vocab", b.getI64IntegerAttr(vocab));
+  program->setAttr("ctx", b.getI64IntegerAttr(seq));
+  program->setAttr("from", StringAttr::get(ctx, job.getFrom().value_or("")));
+  program->setAttr("settings", job.getSettingsAttr());
+  program->setAttr("source", module->hasAttr("bmb.source") ? module->getAttr("bmb.source")
+                                                          : StringAttr::get(ctx, ""));
+  lowerNameMaps(model, program);
+  for (func::FuncOp f : {loss, trainStep, optStep})
+    if (f->getParentOp() == module.getOperation())
+      f.erase();
+  model.erase();
+  job.erase();
+  for (Operation &op : llvm::make_early_inc_range(module.getBody()->getOperations()))
+    if (isa<TemplateOp, VerbalizerOp, RecipeOp, JobOp, ModelOp>(op))
+      op.erase();
+  return success();
+}

@@ -1,0 +1,71 @@
+// What the train lowering refuses, each at the op's location.
+// RUN: bmb-opt %s -split-input-file -verify-diagnostics --bmb-lower-to-exec
+
+module {
+  bmb.model @M layer "M" {
+    bmb.param @w : tensor<16x8xf32> init normal(0.02)
+    func.func @loss(%tok: tensor<2x4xi32> {bmb.name = "tokens"}, %tgt: tensor<2x4xi32> {bmb.name = "targets"}) -> tensor<f32> {
+      %w = bmb.param_get @w : tensor<16x8xf32>
+      %e = bmb.embedding %tok, %w : (tensor<2x4xi32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+      %loss, %dl = bmb.fused_classifier %e, %w, %tgt {ignore_index = -100 : i64}
+          : (tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32>) -> (tensor<f32>, tensor<2x4x16xf32>)
+      return %loss : tensor<f32>
+    }
+    func.func @train_step(%tok: tensor<2x4xi32> {bmb.name = "tokens"}, %tgt: tensor<2x4xi32> {bmb.name = "targets"}) -> tensor<f32> {
+      %w = bmb.param_get @w : tensor<16x8xf32>
+      %e = bmb.embedding %tok, %w : (tensor<2x4xi32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+      // expected-error @+1 {{dropout in training is not implemented yet (p = 1.000000e-01); set the dropout probability to 0 to train without it}}
+      %d = bmb.dropout %e {p = 1.000000e-01 : f64, rng_id = 0 : i64} : tensor<2x4x8xf32>
+      %loss, %dl = bmb.fused_classifier %d, %w, %tgt {ignore_index = -100 : i64}
+          : (tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32>) -> (tensor<f32>, tensor<2x4x16xf32>)
+      return %loss : tensor<f32>
+    }
+    func.func @optimizer_step() {
+      return
+    }
+  }
+  bmb.job @pretrain train for @M {batch = 2 : i64, seq = 4 : i64}
+}
+
+// -----
+
+module {
+  bmb.model @M layer "M" {
+    bmb.param @w : tensor<16x8xf32> init normal(0.02)
+    func.func @loss(%tok: tensor<2x4xi32> {bmb.name = "tokens"}) -> tensor<f32> {
+      %c = arith.constant dense<0.0> : tensor<f32>
+      return %c : tensor<f32>
+    }
+    func.func @train_step(%tok: tensor<2x4xi32> {bmb.name = "tokens"}) -> tensor<f32> {
+      %c = arith.constant dense<0.0> : tensor<f32>
+      return %c : tensor<f32>
+    }
+    func.func @optimizer_step() {
+      return
+    }
+  }
+  // expected-error @+1 {{`zero` is not implemented yet for training; remove it to build a single-process fp32 program}}
+  bmb.job @pretrain train for @M {batch = 2 : i64, seq = 4 : i64, zero = 3 : i64}
+}
+
+// -----
+
+// Inputs other than tokens and targets.
+module {
+  bmb.model @M layer "M" {
+    bmb.param @w : tensor<16x8xf32> init normal(0.02)
+    // expected-error @+1 {{input 'pixels': a train program is fed `tokens` and `targets` only (a causal LM)}}
+    func.func @train_step(%x: tensor<2x4xi32> {bmb.name = "pixels"}) -> tensor<f32> {
+      %c = arith.constant dense<0.0> : tensor<f32>
+      return %c : tensor<f32>
+    }
+    func.func @loss(%x: tensor<2x4xi32> {bmb.name = "pixels"}) -> tensor<f32> {
+      %c = arith.constant dense<0.0> : tensor<f32>
+      return %c : tensor<f32>
+    }
+    func.func @optimizer_step() {
+      return
+    }
+  }
+  bmb.job @pretrain train for @M {batch = 2 : i64, seq = 4 : i64}
+}

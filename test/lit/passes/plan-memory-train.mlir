@@ -1,0 +1,39 @@
+// bmb-plan-memory on a train program: grads for the trainable params only
+// (same 64-byte alignment as the params), opt_slots slots of optimizer
+// state each, sizes on the program; a stacked save written in one loop and
+// read in a later one stays live across both.
+// RUN: bmb-opt %s --bmb-plan-memory | FileCheck %s
+
+// CHECK-LABEL: bmb_exec.program @t
+// CHECK-SAME: grad_bytes = 256 : i64
+// CHECK-SAME: opt_state_bytes = 384 : i64
+// CHECK-SAME: param_bytes = 320 : i64
+bmb_exec.program @t attributes {train = {opt_slots = 2 : i64}} {
+  // CHECK: bmb_exec.param @a offset 0 grad_offset 0 opt_offset 0 : memref<4xf32>
+  bmb_exec.param @a : memref<4xf32>
+  // CHECK: bmb_exec.param @f frozen offset 64 : memref<4xf32>
+  bmb_exec.param @f frozen : memref<4xf32>
+  // CHECK: bmb_exec.param @s stacked offset 128 grad_offset 64 opt_offset 64 : memref<2x20xf32>
+  bmb_exec.param @s stacked : memref<2x20xf32>
+  func.func @forward_backward() {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    // CHECK: bmb_exec.alloc offset 0 : memref<2x16xf32>
+    %saved = bmb_exec.alloc : memref<2x16xf32>
+    scf.for %i = %c0 to %c2 step %c1 {
+      %v = bmb_exec.layer_view %saved[%i] : memref<2x16xf32> to memref<16xf32>
+      bmb_exec.zero %v : memref<16xf32>
+    }
+    // A buffer between the loops must not take the save's place.
+    // CHECK: bmb_exec.alloc offset 128 : memref<2x16xf32>
+    %between = bmb_exec.alloc : memref<2x16xf32>
+    bmb_exec.zero %between : memref<2x16xf32>
+    scf.for %j = %c0 to %c2 step %c1 {
+      %g = bmb_exec.grad_ref @s[%j] : memref<20xf32>
+      %v = bmb_exec.layer_view %saved[%j] : memref<2x16xf32> to memref<16xf32>
+      bmb_exec.zero %g : memref<20xf32>
+    }
+    return
+  }
+}

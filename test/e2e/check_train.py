@@ -93,8 +93,11 @@ class Setup:
         return w[:, :T], w[:, 1:]
 
     def run(self, fails, label, exe, *args, timeout=600):
-        cmd = [exe, "--load", self.init, "--data", self.data, "--order", "sequential",
-               "--val-fraction", "0"] + THREADS + [str(a) for a in args]
+        """Runs exe on the test's data, from the test's weights unless it
+        resumes (--resume takes everything from the checkpoint)."""
+        start = [] if "--resume" in args else ["--load", self.init]
+        cmd = [exe] + start + ["--data", self.data, "--order", "sequential",
+                               "--val-fraction", "0"] + THREADS + [str(a) for a in args]
         p = harness.run(cmd, timeout=timeout)
         if p.returncode != 0:
             fails.add("%s: exit %s\n%s" % (label, p.returncode, harness.tail(p.stderr)))

@@ -15,9 +15,11 @@ def fnv1a64(data):
 
 
 def write(path, ids, vocab):
-    """Header: magic, version 1, bytes per id (2 when vocab <= 65536, else
-    4), count, vocab, FNV-1a 64 of the id bytes; then the little-endian ids."""
+    """Header (64 bytes): magic, version 1, bytes per id (2 when vocab <=
+    65536, else 4), count, vocab, FNV-1a 64 of the id bytes, zeros; then the
+    little-endian ids."""
     width = 2 if vocab <= 65536 else 4
     body = struct.pack("<%d%s" % (len(ids), "H" if width == 2 else "I"), *ids)
     with open(path, "wb") as f:
-        f.write(MAGIC + struct.pack("<IIQQQ", 1, width, len(ids), vocab, fnv1a64(body)) + body)
+        f.write(MAGIC + struct.pack("<IIQQQ", 1, width, len(ids), vocab, fnv1a64(body))
+                + bytes(24) + body)

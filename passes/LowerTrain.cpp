@@ -424,11 +424,11 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
     return job.emitError("schedule min_lr is not implemented yet (the schedules decay to 0)");
   auto data = settings.getAs<DictionaryAttr>("data");
   if (data)
-    if (auto k = data.getAs<StringAttr>("kind"); k && k.getValue() != "text" &&
-                                                  k.getValue() != "tokens")
+    if (auto k = data.getAs<StringAttr>("kind");
+        k && !llvm::is_contained({"text", "tokens", "jsonl"}, k.getValue()))
       return job.emitError("data = ") << k.getValue()
                                       << "(...) is not supported by train programs yet "
-                                         "(text or tokens)";
+                                         "(text, jsonl or tokens)";
 
   OpBuilder b(module.getContext());
   b.setInsertionPointToEnd(module.getBody());

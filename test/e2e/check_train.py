@@ -25,6 +25,9 @@ at (s * B + b) * T: tokens are its first T, targets its last T.
   overfit  200 steps on one batch: the last logged loss is under 0.05.
   resume   20 steps straight vs 10 + --resume + 10: identical weights and
            optimizer state (bytes).
+  bad-inputs  missing, empty, too short and wrong-vocabulary data, another
+           model's checkpoint, a diverging run (--lr 1e30 on a resumed
+           run): clear errors, and the last good checkpoint stays newest.
   export   our saved checkpoint loads into transformers, whose logits equal
            the infer executable's (INFER_EXE, --load of the same checkpoint)
            to 1e-4.
@@ -256,6 +259,54 @@ def check_resume(fails, s, exe):
     print("resume: compared %s and %s" % (latest(straight), latest(split)))
 
 
+def refused(fails, label, p, code, *needles):
+    """p (a CompletedProcess) exited with `code` and its stderr names every needle."""
+    err = harness.text(p.stderr)
+    ok = p.returncode == code and all(n.lower() in err.lower() for n in needles)
+    fails.check(ok, "%s: want exit %d mentioning %s; got exit %s: %s"
+                % (label, code, needles, p.returncode, harness.tail(err, 3)))
+
+
+def check_bad_inputs(fails, s, exe):
+    """The compiled executable's refusals: data, checkpoints, divergence."""
+    base = [exe, "--threads", "2", "--steps", "2", "--order", "sequential"]
+    missing = os.path.join(s.dir, "no-such-file.tok")
+    refused(fails, "missing data", harness.run(base + ["--data", missing]), 1, "no-such-file")
+    empty = os.path.join(s.dir, "empty.txt")
+    open(empty, "w").close()
+    refused(fails, "empty data", harness.run(base + ["--data", empty, "--tokenizer", "byte"]), 1,
+            "empty.txt")
+    short = os.path.join(s.dir, "short.tok")
+    tokfile.write(short, s.ids[:s.T], s.c["vocab"])  # one token short of one window
+    refused(fails, "data shorter than a window", harness.run(base + ["--data", short]), 1,
+            "short.tok")
+    wide = os.path.join(s.dir, "wide-vocab.tok")
+    tokfile.write(wide, s.ids[:4 * s.B * (s.T + 1)], s.c["vocab"] * 4)
+    refused(fails, "token file of a larger vocabulary", harness.run(base + ["--data", wide]), 1,
+            "vocab")
+    other = os.path.join(s.dir, "other-model")
+    if not os.path.exists(os.path.join(other, "model.safetensors")):
+        c = dict(s.c, dim=2 * s.c["dim"])
+        hf_reference.hf_model(c).save_pretrained(other, safe_serialization=True)
+    refused(fails, "a checkpoint of another model",
+            harness.run(base + ["--data", s.data, "--load", other]), 1, "model.safetensors")
+    # A learning rate that blows the weights up: the run stops with the
+    # step, and the checkpoint saved before it stays the newest.
+    save = os.path.join(s.dir, "nan-ckpt")
+    shutil.rmtree(save, ignore_errors=True)
+    p = harness.run([exe, "--threads", "2", "--order", "sequential", "--val-fraction", "0",
+                     "--load", s.init, "--data", s.data, "--steps", "2", "--save", save])
+    if fails.check(p.returncode == 0, "2 good steps: exit %s" % p.returncode):
+        kept = latest(save)
+        p = harness.run([exe, "--threads", "2", "--order", "sequential", "--val-fraction", "0",
+                         "--data", s.data, "--steps", "12", "--save", save, "--resume",
+                         "--lr", "1e30"])
+        refused(fails, "a diverging run", p, 1, "step")
+        fails.check(latest(save) == kept, "after the diverging run, latest is %s, not %s"
+                    % (latest(save), kept))
+    print("bad inputs: %d checks" % 7)
+
+
 def check_export(fails, s, exe, infer_exe):
     save = os.path.join(s.dir, "export-ckpt")
     shutil.rmtree(save, ignore_errors=True)
@@ -309,6 +360,8 @@ def main(argv):
         check_overfit(fails, s, exe)
     elif mode == "resume":
         check_resume(fails, s, exe)
+    elif mode == "bad-inputs":
+        check_bad_inputs(fails, s, exe)
     elif mode == "export":
         if len(argv) < 5:
             harness.die("export needs INFER_EXE")

@@ -12,7 +12,9 @@ held-out split, so that step s, row b is the window of T + 1 tokens starting
 at (s * B + b) * T: tokens are its first T, targets its last T.
 
   grads    one step: the loss and every parameter's gradient (--dump-grads,
-           Hugging Face names) against torch autograd of the same batch:
+           Hugging Face names) against torch autograd of the same batch,
+           then the same for a step of two micro-batches (--accum 2) against
+           torch over both at once:
            max |ours - ref| / max |ref| <= 1e-4 per tensor; a tensor whose
            reference is zero or nearly (under 1e-6 of the largest gradient,
            e.g. GPT-2's key bias) is compared absolutely against 1e-6 of the
@@ -124,17 +126,20 @@ def logged(path, key="loss"):
     return out
 
 
-def check_grads(fails, s, exe):
-    dump = os.path.join(s.dir, "grads.safetensors")
-    log = os.path.join(s.dir, "grads.jsonl")
+def check_grads(fails, s, exe, accum=1):
+    """accum > 1: the step is `accum` micro-batches (windows of batches 0 ..
+    accum-1), whose gradients must equal torch's over all of them at once."""
+    dump = os.path.join(s.dir, "grads-%d.safetensors" % accum)
+    log = os.path.join(s.dir, "grads-%d.jsonl" % accum)
     for f in (dump, log):
         if os.path.exists(f):
             os.remove(f)
-    if not s.run(fails, "one step with --dump-grads", exe, "--steps", 1, "--dump-grads", dump,
-                 "--log", log):
+    if not s.run(fails, "one step with --dump-grads (--accum %d)" % accum, exe, "--steps", 1,
+                 "--accum", accum, "--dump-grads", dump, "--log", log):
         return
     model = s.model()
-    tokens, targets = s.batch(0)
+    parts = [s.batch(i) for i in range(accum)]
+    tokens, targets = torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
     loss = torch_loss(model, tokens, targets)
     loss.backward()
     ours_loss = logged(log)[0]["loss"]
@@ -352,6 +357,7 @@ def main(argv):
     fails = harness.Failures("check_train %s %s" % (mode, config))
     if mode == "grads":
         check_grads(fails, s, exe)
+        check_grads(fails, s, exe, accum=2)
     elif mode == "adamw":
         check_adamw(fails, s, exe)
     elif mode == "sgd":

@@ -103,11 +103,15 @@ void Emitter::emitKernelFunctor(KernelOp k) {
   for (auto [i, in] : llvm::enumerate(k.getInputs()))
     os << "  const " << cType(mt(in).getElementType()) << " *in" << i << "; // "
        << shapeStr(mt(in).getShape()) << "\n";
+  for (size_t j = 0; j < k.getScalars().size(); ++j)
+    os << "  int64_t sc" << j << "; // the same for every element\n";
   os << "  __host__ __device__ void operator()(int64_t i) const {\n";
   Block &body = k.getBody().front();
   DenseMap<Value, std::string> local;
   ArrayRef<int64_t> divs = *k.getInDiv(), mods = *k.getInMod();
-  for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+  for (auto [j, arg] : llvm::enumerate(body.getArguments().drop_front(k.getInputs().size())))
+    local[arg] = "sc" + std::to_string(j);
+  for (auto [i, arg] : llvm::enumerate(body.getArguments().take_front(k.getInputs().size()))) {
     std::string idx = "i";
     if (divs[i])
       idx = "(" + idx + " / " + std::to_string(divs[i]) + ")";
@@ -123,12 +127,20 @@ void Emitter::emitKernelFunctor(KernelOp k) {
       os << "    out[i] = " << local.lookup(y.getValue()) << ";\n";
       continue;
     }
-    std::string t = cType(op.getResult(0).getType());
+    Type rt = op.getResult(0).getType();
+    std::string t = rt.isInteger(64) ? "int64_t" : cType(rt); // i64: dropout keys
     std::string expr;
-    if (auto c = dyn_cast<arith::ConstantOp>(op)) {
-      expr = llvm::formatv("{0:e}", cast<FloatAttr>(c.getValue()).getValueAsDouble()).str();
-      expr = t + "(" + expr + ")";
-    } else if (isa<arith::AddFOp>(op))
+    if (auto c = dyn_cast<arith::ConstantOp>(op); c && isa<IntegerAttr>(c.getValue())) {
+      expr = "int64_t(" + std::to_string(cast<IntegerAttr>(c.getValue()).getInt()) + ")";
+    } else if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+      // Shortest round-trip digits: a double constant (dropout's p) keeps
+      // all its bits.
+      double d = cast<FloatAttr>(c.getValue()).getValueAsDouble();
+      expr = t + "(" + (t == "double" ? llvm::formatv("{0:e16}", d).str()
+                                      : llvm::formatv("{0:e}", d).str()) + ")";
+    } else if (isa<ElemIndexOp>(op))
+      expr = "i";
+    else if (isa<arith::AddFOp>(op))
       expr = val(0) + " + " + val(1);
     else if (isa<arith::SubFOp>(op))
       expr = val(0) + " - " + val(1);
@@ -146,8 +158,12 @@ void Emitter::emitKernelFunctor(KernelOp k) {
       expr = "exp_fast(" + val(0) + ")";
     else if (isa<math::ErfOp>(op))
       expr = "erf(" + val(0) + ")";
-    else if (auto c = dyn_cast<ElemCallOp>(op))
-      expr = c.getCallee().str() + "(" + val(0) + ", " + val(1) + ")";
+    else if (auto c = dyn_cast<ElemCallOp>(op)) {
+      expr = c.getCallee().str() + "(";
+      for (unsigned j = 0; j < c.getNumOperands(); ++j)
+        expr += (j ? ", " : "") + val(j);
+      expr += ")";
+    }
     else {
       error(&op, "emission: no C++ form for this scalar op");
       return;
@@ -349,6 +365,8 @@ void Emitter::emitOp(Operation *op) {
     os << in << "launch_map(ctx, " << n << ", " << k.getSymName() << "{" << name(k.getOut());
     for (Value v : k.getInputs())
       os << ", " << name(v);
+    for (Value v : k.getScalars())
+      os << ", (int64_t)" << name(v);
     os << "});\n";
     return;
   }

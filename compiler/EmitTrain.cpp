@@ -145,6 +145,16 @@ bool Emitter::emitTrainOp(Operation *op) {
     scalar(s.getResult(), field, s.getResult().getType().isF64() ? "double" : "int64_t");
     return true;
   }
+  // The layer index of a dropout's key (LowerTrain.cpp): the loop's
+  // counter as i64, or 0 outside a repeat.
+  if (auto c = dyn_cast<arith::IndexCastOp>(op)) {
+    names[c.getResult()] = "(int64_t)" + name(c.getIn());
+    return true;
+  }
+  if (auto c = dyn_cast<arith::ConstantIntOp>(op); c && c.getType().isInteger(64)) {
+    names[c.getResult()] = "int64_t(" + std::to_string(c.value()) + ")";
+    return true;
+  }
   if (auto s = dyn_cast<SetStepArgOp>(op)) {
     os << in << "args.gradNorm = " << name(s.getValue()) << ";\n";
     return true;

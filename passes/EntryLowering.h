@@ -115,6 +115,8 @@ private:
   /// set when it failed, handled false when it is not a training op.
   LogicalResult lowerTrainOp(Operation *op, bool &handled);
   LogicalResult lowerTrainRepeat(RepeatOp op);
+  /// forward_backward's dropout with p > 0: a kernel drawing the mask.
+  LogicalResult lowerTrainDropout(DropoutOp op);
   LogicalResult lowerTrainReturn(func::ReturnOp op);
   /// A zeroed fresh buffer for an accumulating kernel's output.
   Value zeroed(Location loc, Type tensorType);

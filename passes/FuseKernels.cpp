@@ -29,6 +29,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::bmb {
 #define GEN_PASS_DEF_FUSEKERNELSPASS
@@ -215,7 +216,7 @@ LogicalResult toKernel(EwiseOp e, int &counter) {
   OpBuilder b(e);
   auto k = b.create<KernelOp>(e.getLoc(), b.getStringAttr("k" + std::to_string(counter++)),
                               e.getInputs(), e.getOut(), e.getRows(), DenseI64ArrayAttr(),
-                              DenseI64ArrayAttr(), IntegerAttr());
+                              DenseI64ArrayAttr(), IntegerAttr(), ValueRange());
   Block *body = new Block();
   k.getBody().push_back(body);
   SmallVector<Value> args;
@@ -243,23 +244,39 @@ bool mergeKernels(KernelOp consumer) {
     for (auto [j, v] : llvm::enumerate(consumer.getInputs()))
       if (j != idx)
         inputs.push_back(v);
+    // Scalar operands (dropout's seed, step, ...): both kernels', once each.
+    // They dominate the consumer, where the merged kernel goes.
+    llvm::SetVector<Value> scalars;
+    scalars.insert(producer.getScalars().begin(), producer.getScalars().end());
+    scalars.insert(consumer.getScalars().begin(), consumer.getScalars().end());
     auto merged = b.create<KernelOp>(consumer.getLoc(), consumer.getSymNameAttr(), inputs,
                                      consumer.getOut(), consumer.getRows(), DenseI64ArrayAttr(),
-                                     DenseI64ArrayAttr(), IntegerAttr());
+                                     DenseI64ArrayAttr(), IntegerAttr(),
+                                     scalars.getArrayRef());
     Block *body = new Block();
     merged.getBody().push_back(body);
     for (Value v : inputs)
       body->addArgument(cast<MemRefType>(v.getType()).getElementType(), consumer.getLoc());
+    for (Value v : scalars)
+      body->addArgument(v.getType(), consumer.getLoc());
+    auto scalarArg = [&](Value operand) {
+      return body->getArgument(inputs.size() + (llvm::find(scalars, operand) - scalars.begin()));
+    };
     b.setInsertionPointToStart(body);
     IRMapping map;
     Block &pb = producer.getBody().front(), &cb = consumer.getBody().front();
-    map.map(pb.getArguments(), body->getArguments().take_front(pb.getNumArguments()));
+    unsigned pIn = producer.getInputs().size(), cIn = consumer.getInputs().size();
+    map.map(pb.getArguments().take_front(pIn), body->getArguments().take_front(pIn));
+    for (auto [arg, s] : llvm::zip(pb.getArguments().drop_front(pIn), producer.getScalars()))
+      map.map(arg, scalarArg(s));
     for (Operation &op : pb.without_terminator())
       b.clone(op, map);
     Value produced = map.lookupOrDefault(cast<KernelYieldOp>(pb.getTerminator()).getValue());
-    unsigned next = pb.getNumArguments();
-    for (auto [j, arg] : llvm::enumerate(cb.getArguments()))
+    unsigned next = pIn;
+    for (auto [j, arg] : llvm::enumerate(cb.getArguments().take_front(cIn)))
       map.map(arg, j == idx ? produced : body->getArgument(next++));
+    for (auto [arg, s] : llvm::zip(cb.getArguments().drop_front(cIn), consumer.getScalars()))
+      map.map(arg, scalarArg(s));
     for (Operation &op : cb)
       b.clone(op, map);
     Operation *tmp = in.getDefiningOp();

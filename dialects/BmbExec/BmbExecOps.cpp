@@ -94,13 +94,19 @@ LogicalResult EwiseOp::verify() {
 
 LogicalResult KernelOp::verifyRegions() {
   Block &body = getBody().front();
-  if (body.getNumArguments() != getInputs().size())
+  size_t numInputs = getInputs().size();
+  if (body.getNumArguments() != numInputs + getScalars().size())
     return emitOpError("body takes ") << body.getNumArguments() << " scalars for "
-                                      << getInputs().size() << " inputs";
+                                      << numInputs << " inputs and " << getScalars().size()
+                                      << " scalar operands";
   for (auto [arg, in] : llvm::zip(body.getArguments(), getInputs()))
     if (arg.getType() != cast<MemRefType>(in.getType()).getElementType())
       return emitOpError("body argument type ") << arg.getType()
                                                 << " differs from its input's element type";
+  for (auto [arg, s] : llvm::zip(body.getArguments().drop_front(numInputs), getScalars()))
+    if (arg.getType() != s.getType())
+      return emitOpError("body argument type ") << arg.getType()
+                                                << " differs from its scalar operand's";
   auto yield = dyn_cast<KernelYieldOp>(body.getTerminator());
   if (!yield)
     return emitOpError("body must end in bmb_exec.kernel_yield");
@@ -111,9 +117,10 @@ LogicalResult KernelOp::verifyRegions() {
     // getDialect() is null for an unregistered op (--allow-unregistered-dialect):
     // isa<> on it crashed.
     if (!isa_and_nonnull<arith::ArithDialect, math::MathDialect>(op.getDialect()) &&
-        !isa<ElemCallOp>(op))
-      return op.emitOpError("is not scalar arith/math or bmb_exec.elem_call: generated "
-                            "kernel bodies are printed as C++ expressions");
+        !isa<ElemCallOp, ElemIndexOp>(op))
+      return op.emitOpError("is not scalar arith/math, bmb_exec.elem_call or "
+                            "bmb_exec.elem_index: generated kernel bodies are printed as C++ "
+                            "expressions");
   return success();
 }
 

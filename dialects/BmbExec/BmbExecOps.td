@@ -254,9 +254,12 @@ def BmbExec_KernelOp : BmbExec_Op<"kernel", [AttrSizedOperandSegments, IsolatedF
   let description = [{
     The body takes one scalar per input (broadcast inputs are read at
     `(i / in_div[k]) % in_mod[k]`, 0 meaning "no division"/"no modulo",
-    set by prepare-for-emission) and yields the output element. It is printed
+    set by prepare-for-emission), then one per `scalars` operand (i64
+    values of the entry, the same for every element: dropout's seed, step,
+    micro-step and layer), and yields the output element. It is printed
     as a `__host__ __device__` function and run by the runtime's map skeleton
-    over the output's elements (rows x `inner` when `rows` is given).
+    over the output's elements (rows x `inner` when `rows` is given);
+    `bmb_exec.elem_index` in the body is the element's flat index.
 
     ```mlir
     bmb_exec.kernel @k0 ins(%a, %b : memref<1x4xf32>, memref<4xf32>) outs(%c : memref<1x4xf32>) {
@@ -270,13 +273,29 @@ def BmbExec_KernelOp : BmbExec_Op<"kernel", [AttrSizedOperandSegments, IsolatedF
                        Optional<Index>:$rows,
                        OptionalAttr<DenseI64ArrayAttr>:$in_div,
                        OptionalAttr<DenseI64ArrayAttr>:$in_mod,
-                       OptionalAttr<I64Attr>:$inner);
+                       OptionalAttr<I64Attr>:$inner,
+                       Variadic<I64>:$scalars);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `ins` `(` $inputs `:` type($inputs) `)` `outs` `(` $out `:` type($out) `)`
-    (`rows` $rows^)? attr-dict-with-keyword $body
+    (`rows` $rows^)? (`scalars` `(` $scalars^ `:` type($scalars) `)`)?
+    attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
+}
+
+def BmbExec_ElemIndexOp : BmbExec_Op<"elem_index", [Pure, HasParent<"KernelOp">]> {
+  let summary = "the flat index of the element a generated kernel computes";
+  let description = [{
+    `i` of the kernel's `operator()(i)`: the element's offset in the output
+    (row-major). Counter-based randomness (dropout) keys on it.
+
+    ```mlir
+    %i = bmb_exec.elem_index : i64
+    ```
+  }];
+  let results = (outs I64:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
 }
 
 def BmbExec_KernelYieldOp : BmbExec_Op<"kernel_yield", [Pure, Terminator,

@@ -188,6 +188,15 @@ LogicalResult ClassifierOp::verify() {
 }
 
 LogicalResult ElemCallOp::verify() {
+  if (getCallee() == "dropout") {
+    // (x, p, seed, step, micro_step, rng_id, layer, index) -> typeof(x)
+    ValueRange a = getArgs();
+    if (a.size() != 8 || a[0].getType() != getResult().getType() || !a[1].getType().isF64() ||
+        !llvm::all_of(a.drop_front(2), [](Value v) { return v.getType().isInteger(64); }))
+      return emitOpError("'dropout' takes (x, p: f64, seed, step, micro_step, rng_id, layer, "
+                         "index: i64) and returns x's type");
+    return success();
+  }
   if (!llvm::is_contained({"gelu_tanh_backward", "gelu_erf_backward", "relu_backward",
                            "silu_backward", "tanh_backward"},
                           getCallee()))

@@ -365,11 +365,17 @@ def BmbExec_ElemCallOp : BmbExec_Op<"elem_call", [Pure]> {
     runtime's own function keeps a generated backward kernel bit-identical
     to the tested derivative.
 
+    `dropout` (runtime/include/bmrt/dropout.h) is called with (x, p: f64,
+    seed, step, micro_step, rng_id, layer, index: i64): x scaled by
+    1 / (1 - p) or zeroed, by the counter-based mask of that key.
+
     ```mlir
     %dx = bmb_exec.elem_call "gelu_tanh_backward"(%x, %dy) : (f32, f32) -> f32
+    %y = bmb_exec.elem_call "dropout"(%x, %p, %seed, %step, %micro, %id, %layer, %i)
+        : (f32, f64, i64, i64, i64, i64, i64, i64) -> f32
     ```
   }];
-  let arguments = (ins StrAttr:$callee, Variadic<AnyFloat>:$args);
+  let arguments = (ins StrAttr:$callee, Variadic<AnyTypeOf<[AnyFloat, I64]>>:$args);
   let results = (outs AnyFloat:$result);
   let assemblyFormat = "$callee `(` $args `)` attr-dict `:` functional-type($args, $result)";
   let hasVerifier = 1;

@@ -4,6 +4,7 @@
 
 #include "bmrt/portable.h"
 #include "bmrt/context.h"
+#include "bmrt/dropout.h"
 #include "bmrt/elementwise.h"
 #include "bmrt/kernels.h"
 #include "bmrt/program.h"

@@ -366,7 +366,7 @@ void Emitter::emitOp(Operation *op) {
     for (Value v : k.getInputs())
       os << ", " << name(v);
     for (Value v : k.getScalars())
-      os << ", (int64_t)" << name(v);
+      os << ", " << name(v);
     os << "});\n";
     return;
   }

@@ -14,8 +14,9 @@ module {
     func.func @train_step(%tok: tensor<2x4xi32> {bmb.name = "tokens"}, %tgt: tensor<2x4xi32> {bmb.name = "targets"}) -> tensor<f32> {
       %w = bmb.param_get @w : tensor<16x8xf32>
       %e = bmb.embedding %tok, %w : (tensor<2x4xi32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
-      // expected-error @+1 {{dropout in training is not implemented yet (p = 1.000000e-01); set the dropout probability to 0 to train without it}}
-      %d = bmb.dropout %e {p = 1.000000e-01 : f64, rng_id = 0 : i64} : tensor<2x4x8xf32>
+      // The mask's key holds 15 bits of rng_id (runtime/include/bmrt/dropout.h).
+      // expected-error @+1 {{dropout rng_id 32768 is outside [0, 2^15) (the mask's key)}}
+      %d = bmb.dropout %e {p = 1.000000e-01 : f64, rng_id = 32768 : i64} : tensor<2x4x8xf32>
       %loss, %dl = bmb.fused_classifier %d, %w, %tgt {ignore_index = -100 : i64}
           : (tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32>) -> (tensor<f32>, tensor<2x4x16xf32>)
       return %loss : tensor<f32>

@@ -222,7 +222,7 @@ func.func @kernel_yield_type(%a: memref<8xf32>, %o: memref<8xf64>) {
 func.func @kernel_body_op(%a: memref<8xf32>) {
   bmb_exec.kernel @k ins(%a : memref<8xf32>) outs(%a : memref<8xf32>) {
   ^bb0(%x: f32):
-    // expected-error @+1 {{'memref.alloca' op is not scalar arith/math or bmb_exec.elem_call: generated kernel bodies are printed as C++ expressions}}
+    // expected-error @+1 {{'memref.alloca' op is not scalar arith/math, bmb_exec.elem_call or bmb_exec.elem_index: generated kernel bodies are printed as C++ expressions}}
     %m = memref.alloca() : memref<f32>
     bmb_exec.kernel_yield %x : f32
   }
@@ -236,7 +236,7 @@ func.func @kernel_body_op(%a: memref<8xf32>) {
 func.func @kernel_unregistered_op(%a: memref<8xf32>) {
   bmb_exec.kernel @k ins(%a : memref<8xf32>) outs(%a : memref<8xf32>) {
   ^bb0(%x: f32):
-    // expected-error @+1 {{'test.op' op is not scalar arith/math or bmb_exec.elem_call: generated kernel bodies are printed as C++ expressions}}
+    // expected-error @+1 {{'test.op' op is not scalar arith/math, bmb_exec.elem_call or bmb_exec.elem_index: generated kernel bodies are printed as C++ expressions}}
     %y = "test.op"(%x) : (f32) -> f32
     bmb_exec.kernel_yield %y : f32
   }

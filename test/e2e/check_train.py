@@ -33,6 +33,16 @@ at (s * B + b) * T: tokens are its first T, targets its last T.
   export   our saved checkpoint loads into transformers, whose logits equal
            the infer executable's (INFER_EXE, --load of the same checkpoint)
            to 1e-4.
+  dropout  EXE has residual dropout (the _dropout job, pdrop 0.1), and
+           NODROP_EXE is the same model without it: (a) one step's loss and
+           gradients equal torch's when torch applies the same masks, drawn
+           here by an independent Philox4x32-10 with the keying of
+           runtime/include/bmrt/dropout.h (checked against Random123's
+           known answers first), 1e-4 per tensor as in grads, also for a
+           step of two micro-batches (--accum 2); (b) 20
+           straight vs 10 + --resume + 10 are bit-identical; (c) --threads 1
+           and 2 log identical losses; (d) evaluation applies no dropout:
+           --eval-only prints what NODROP_EXE prints.
 """
 
 import json
@@ -126,18 +136,22 @@ def logged(path, key="loss"):
     return out
 
 
-def check_grads(fails, s, exe, accum=1):
+def check_grads(fails, s, exe, accum=1, args=(), patch=None, name="grads"):
     """accum > 1: the step is `accum` micro-batches (windows of batches 0 ..
-    accum-1), whose gradients must equal torch's over all of them at once."""
-    dump = os.path.join(s.dir, "grads-%d.safetensors" % accum)
-    log = os.path.join(s.dir, "grads-%d.jsonl" % accum)
+    accum-1), whose gradients must equal torch's over all of them at once.
+    args: more flags for exe; patch(model): changes the torch model before
+    its step (the dropout mode puts its masks in)."""
+    dump = os.path.join(s.dir, "%s-%d.safetensors" % (name, accum))
+    log = os.path.join(s.dir, "%s-%d.jsonl" % (name, accum))
     for f in (dump, log):
         if os.path.exists(f):
             os.remove(f)
     if not s.run(fails, "one step with --dump-grads (--accum %d)" % accum, exe, "--steps", 1,
-                 "--accum", accum, "--dump-grads", dump, "--log", log):
+                 "--accum", accum, "--dump-grads", dump, "--log", log, *args):
         return
     model = s.model()
+    if patch:
+        patch(model)
     parts = [s.batch(i) for i in range(accum)]
     tokens, targets = torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
     loss = torch_loss(model, tokens, targets)
@@ -246,9 +260,9 @@ def same_bytes(a, b):
         return f.read() == g.read()
 
 
-def check_resume(fails, s, exe):
-    straight = os.path.join(s.dir, "resume-straight")
-    split = os.path.join(s.dir, "resume-split")
+def check_resume(fails, s, exe, prefix="resume"):
+    straight = os.path.join(s.dir, prefix + "-straight")
+    split = os.path.join(s.dir, prefix + "-split")
     for d in (straight, split):
         shutil.rmtree(d, ignore_errors=True)
     if not s.run(fails, "20 steps", exe, "--steps", 20, "--save", straight, "--seed", 3):
@@ -345,6 +359,134 @@ def check_export(fails, s, exe, infer_exe):
     fails.check(err <= harness.TOL, "logits of the exported checkpoint differ (rel %.2e)" % err)
 
 
+# ---- dropout: the masks, from the published algorithm -----------------------
+
+# Philox4x32-10 (Salmon et al., "Parallel Random Numbers: As Easy as 1, 2, 3",
+# SC'11): the round multipliers and Weyl key increments. numpy's
+# numpy.random.Philox is the 4x64 variant, so it cannot serve here.
+PHILOX_M = (0xD2511F53, 0xCD9E8D57)
+PHILOX_W = (0x9E3779B9, 0xBB67AE85)
+MASK32 = np.uint64(0xFFFFFFFF)
+
+
+def philox4x32_10(ctr, key):
+    """ctr: four uint32 arrays (broadcast together), key: two ints -> the
+    four output words, as uint64 arrays holding 32-bit values."""
+    c0, c1, c2, c3 = (np.asarray(c, dtype=np.uint64) for c in ctr)
+    k0, k1 = np.uint64(key[0]), np.uint64(key[1])
+    m0, m1 = np.uint64(PHILOX_M[0]), np.uint64(PHILOX_M[1])
+    for _ in range(10):
+        p0, p1 = m0 * c0, m1 * c2  # < 2^64: exact in uint64
+        c0, c1, c2, c3 = ((p1 >> np.uint64(32)) ^ c1 ^ k0, p1 & MASK32,
+                          (p0 >> np.uint64(32)) ^ c3 ^ k1, p0 & MASK32)
+        k0 = (k0 + np.uint64(PHILOX_W[0])) & MASK32
+        k1 = (k1 + np.uint64(PHILOX_W[1])) & MASK32
+    return c0, c1, c2, c3
+
+
+def check_philox(fails):
+    # Random123's kat_vectors, philox4x32 10: counter, key -> result.
+    vectors = [
+        ([0, 0, 0, 0], [0, 0], [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]),
+        ([0xFFFFFFFF] * 4, [0xFFFFFFFF] * 2, [0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD]),
+        ([0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344], [0xA4093822, 0x299F31D0],
+         [0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1]),
+    ]
+    for ctr, key, want in vectors:
+        got = [int(w) for w in philox4x32_10(ctr, key)]
+        fails.check(got == want, "the test's Philox: %s, %s -> %s, want %s"
+                    % (ctr, key, [hex(x) for x in got], [hex(x) for x in want]))
+
+
+def dropout_keep(seed, step, micro, rng_id, layer, shape, p):
+    """The keep mask of one dropout (runtime/include/bmrt/dropout.h): element
+    e (row-major) is kept when word 0 of Philox(ctr, key) >= floor(p 2^32),
+    key = seed, ctr = (e lo, e hi16 | layer << 16, step, 1 << 31 |
+    rng_id << 16 | micro)."""
+    e = np.arange(int(np.prod(shape)), dtype=np.uint64)
+    ctr = (e & MASK32,
+           ((e >> np.uint64(32)) & np.uint64(0xFFFF)) | np.uint64(layer << 16),
+           np.uint64(step & 0xFFFFFFFF),
+           np.uint64(0x80000000 | (rng_id & 0x7FFF) << 16 | (micro & 0xFFFF)))
+    bits = philox4x32_10(ctr, (seed & 0xFFFFFFFF, seed >> 32))[0]
+    return (bits >= np.uint64(int(p * 4294967296.0))).reshape(shape)
+
+
+# The GPT-2 Block's two residual dropouts, numbered by MLIRGen in program
+# order: after attention (HF attn.resid_dropout) and after the MLP (HF
+# mlp.dropout).
+DROPOUT_P = 0.1
+DROPOUT_IDS = {"attn": 0, "mlp": 1}
+
+
+class FixedMask(torch.nn.Module):
+    """x * keep / (1 - p): a dropout whose mask is given."""
+
+    def __init__(self, keep, p):
+        super().__init__()
+        self.m = torch.from_numpy(keep.astype(np.float32) * np.float32(1.0 / (1.0 - p)))
+
+    def forward(self, x):
+        return x * self.m
+
+
+def check_dropout(fails, s, exe, nodrop_exe):
+    check_philox(fails)
+    seed, step = 5, 1
+    shape = (s.B, s.T, s.c["dim"])
+    kept = []
+
+    def patcher(accum):
+        """Puts our masks into the torch model: micro-batch m (rows m B ..
+        (m+1) B of torch's batch) has the masks of micro-step m."""
+        def patch(model):
+            for layer, block in enumerate(model.transformer.h):
+                masks = {k: np.concatenate([dropout_keep(seed, step, m, i, layer, shape,
+                                                         DROPOUT_P) for m in range(accum)])
+                         for k, i in DROPOUT_IDS.items()}
+                kept.extend(m.mean() for m in masks.values())
+                block.attn.resid_dropout = FixedMask(masks["attn"], DROPOUT_P)
+                block.mlp.dropout = FixedMask(masks["mlp"], DROPOUT_P)
+        return patch
+
+    # (a) one step against torch with our masks, and one of two micro-batches.
+    for accum in (1, 2):
+        check_grads(fails, s, exe, accum=accum, args=("--seed", seed), patch=patcher(accum),
+                    name="dropout-grads")
+    if kept:
+        print("dropout: keep rate of the masks %.4f (want ~%.2f)"
+              % (np.mean(kept), 1 - DROPOUT_P))
+        fails.check(abs(np.mean(kept) - (1 - DROPOUT_P)) < 0.01,
+                    "keep rate %.4f is not ~%.2f" % (np.mean(kept), 1 - DROPOUT_P))
+    # (b) resume.
+    check_resume(fails, s, exe, prefix="dropout-resume")
+    # (c) thread counts.
+    losses = {}
+    for n in (1, 2):
+        log = os.path.join(s.dir, "dropout-threads%d.jsonl" % n)
+        if os.path.exists(log):
+            os.remove(log)
+        if not s.run(fails, "5 steps, --threads %d" % n, exe, "--steps", 5, "--seed", seed,
+                     "--log", log, "--threads", n):
+            return
+        losses[n] = [r["loss"] for r in logged(log)]
+    print("dropout: losses with 1 thread %s, with 2 %s" % (losses[1], losses[2]))
+    fails.check(len(losses[1]) == 5 and losses[1] == losses[2],
+                "--threads 1 and 2 log different losses: %s vs %s" % (losses[1], losses[2]))
+    # (d) evaluation runs without dropout: as the same model with pdrop 0.
+    out = {}
+    for label, e in (("dropout", exe), ("no dropout", nodrop_exe)):
+        p = s.run(fails, "--eval-only (%s)" % label, e, "--eval-only", "--eval-split", "all",
+                  "--seed", seed)
+        if not p:
+            return
+        out[label] = harness.text(p.stdout)
+    print("dropout: --eval-only with dropout %r, without %r"
+          % (out["dropout"].split("\n")[0], out["no dropout"].split("\n")[0]))
+    fails.check(out["dropout"] == out["no dropout"] and "loss" in out["dropout"],
+                "evaluation differs with dropout: %r vs %r" % (out["dropout"], out["no dropout"]))
+
+
 def main(argv):
     if len(argv) < 4:
         harness.die(__doc__.strip().splitlines()[2])
@@ -372,6 +514,10 @@ def main(argv):
         if len(argv) < 5:
             harness.die("export needs INFER_EXE")
         check_export(fails, s, exe, argv[4])
+    elif mode == "dropout":
+        if len(argv) < 5:
+            harness.die("dropout needs NODROP_EXE")
+        check_dropout(fails, s, exe, argv[4])
     else:
         harness.die("unknown mode %r" % mode)
     return fails.exit_code()

@@ -15,6 +15,8 @@
 //     derivatives of training (`gelu_tanh_grad` (x, dy), ...) are calls of
 //     the runtime's __host__ __device__ element functions
 //     (bmb_exec.elem_call), so they merge like any other element op.
+//     Kernels with scalar operands (training dropout's key, built by the
+//     train lowering) merge too, keeping each scalar once.
 // Fusion may only produce a generated kernel or a kernel of the declared
 // list (DESIGN: "One source, two backends"); the forms above are exactly the
 // declared gemm and norm signatures in runtime/include/bmrt/kernels.h.
@@ -216,7 +218,7 @@ LogicalResult toKernel(EwiseOp e, int &counter) {
   OpBuilder b(e);
   auto k = b.create<KernelOp>(e.getLoc(), b.getStringAttr("k" + std::to_string(counter++)),
                               e.getInputs(), e.getOut(), e.getRows(), DenseI64ArrayAttr(),
-                              DenseI64ArrayAttr(), IntegerAttr(), ValueRange());
+                              DenseI64ArrayAttr(), IntegerAttr());
   Block *body = new Block();
   k.getBody().push_back(body);
   SmallVector<Value> args;

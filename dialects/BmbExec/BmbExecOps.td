@@ -276,6 +276,15 @@ def BmbExec_KernelOp : BmbExec_Op<"kernel", [AttrSizedOperandSegments, IsolatedF
                        OptionalAttr<I64Attr>:$inner,
                        Variadic<I64>:$scalars);
   let regions = (region SizedRegion<1>:$body);
+  // Most kernels have no scalar operands: the builder without them.
+  let builders = [
+    OpBuilder<(ins "StringAttr":$sym_name, "ValueRange":$inputs, "Value":$out, "Value":$rows,
+                   "DenseI64ArrayAttr":$in_div, "DenseI64ArrayAttr":$in_mod,
+                   "IntegerAttr":$inner), [{
+      build($_builder, $_state, sym_name, inputs, out, rows, in_div, in_mod, inner,
+            ValueRange());
+    }]>
+  ];
   let assemblyFormat = [{
     $sym_name `ins` `(` $inputs `:` type($inputs) `)` `outs` `(` $out `:` type($out) `)`
     (`rows` $rows^)? (`scalars` `(` $scalars^ `:` type($scalars) `)`)?

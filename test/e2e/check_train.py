@@ -136,22 +136,18 @@ def logged(path, key="loss"):
     return out
 
 
-def check_grads(fails, s, exe, accum=1, args=(), patch=None, name="grads"):
+def check_grads(fails, s, exe, accum=1):
     """accum > 1: the step is `accum` micro-batches (windows of batches 0 ..
-    accum-1), whose gradients must equal torch's over all of them at once.
-    args: more flags for exe; patch(model): changes the torch model before
-    its step (the dropout mode puts its masks in)."""
-    dump = os.path.join(s.dir, "%s-%d.safetensors" % (name, accum))
-    log = os.path.join(s.dir, "%s-%d.jsonl" % (name, accum))
+    accum-1), whose gradients must equal torch's over all of them at once."""
+    dump = os.path.join(s.dir, "grads-%d.safetensors" % accum)
+    log = os.path.join(s.dir, "grads-%d.jsonl" % accum)
     for f in (dump, log):
         if os.path.exists(f):
             os.remove(f)
     if not s.run(fails, "one step with --dump-grads (--accum %d)" % accum, exe, "--steps", 1,
-                 "--accum", accum, "--dump-grads", dump, "--log", log, *args):
+                 "--accum", accum, "--dump-grads", dump, "--log", log):
         return
     model = s.model()
-    if patch:
-        patch(model)
     parts = [s.batch(i) for i in range(accum)]
     tokens, targets = torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
     loss = torch_loss(model, tokens, targets)
@@ -260,9 +256,9 @@ def same_bytes(a, b):
         return f.read() == g.read()
 
 
-def check_resume(fails, s, exe, prefix="resume"):
-    straight = os.path.join(s.dir, prefix + "-straight")
-    split = os.path.join(s.dir, prefix + "-split")
+def check_resume(fails, s, exe):
+    straight = os.path.join(s.dir, "resume-straight")
+    split = os.path.join(s.dir, "resume-split")
     for d in (straight, split):
         shutil.rmtree(d, ignore_errors=True)
     if not s.run(fails, "20 steps", exe, "--steps", 20, "--save", straight, "--seed", 3):
@@ -430,11 +426,33 @@ class FixedMask(torch.nn.Module):
         return x * self.m
 
 
+class DropoutSetup(Setup):
+    """The setup of the dropout executable, so that check_grads and
+    check_resume run on it unchanged: every run gets --seed SEED (unless it
+    names one), and the torch model gets our masks (`patch`)."""
+
+    def __init__(self, s, seed):  # a copy of s, not a new setup
+        self.__dict__.update(s.__dict__)
+        self.seed, self.patch = seed, None
+
+    def model(self):
+        m = Setup.model(self)
+        if self.patch:
+            self.patch(m)
+        return m
+
+    def run(self, fails, label, exe, *args, **kw):
+        if "--seed" not in args:
+            args += ("--seed", self.seed)
+        return Setup.run(self, fails, label, exe, *args, **kw)
+
+
 def check_dropout(fails, s, exe, nodrop_exe):
     check_philox(fails)
     seed, step = 5, 1
     shape = (s.B, s.T, s.c["dim"])
     kept = []
+    d = DropoutSetup(s, seed)
 
     def patcher(accum):
         """Puts our masks into the torch model: micro-batch m (rows m B ..
@@ -451,23 +469,24 @@ def check_dropout(fails, s, exe, nodrop_exe):
 
     # (a) one step against torch with our masks, and one of two micro-batches.
     for accum in (1, 2):
-        check_grads(fails, s, exe, accum=accum, args=("--seed", seed), patch=patcher(accum),
-                    name="dropout-grads")
+        d.patch = patcher(accum)
+        check_grads(fails, d, exe, accum=accum)
+    d.patch = None
     if kept:
         print("dropout: keep rate of the masks %.4f (want ~%.2f)"
               % (np.mean(kept), 1 - DROPOUT_P))
         fails.check(abs(np.mean(kept) - (1 - DROPOUT_P)) < 0.01,
                     "keep rate %.4f is not ~%.2f" % (np.mean(kept), 1 - DROPOUT_P))
-    # (b) resume.
-    check_resume(fails, s, exe, prefix="dropout-resume")
+    # (b) resume (check_resume passes its own seed).
+    check_resume(fails, d, exe)
     # (c) thread counts.
     losses = {}
     for n in (1, 2):
         log = os.path.join(s.dir, "dropout-threads%d.jsonl" % n)
         if os.path.exists(log):
             os.remove(log)
-        if not s.run(fails, "5 steps, --threads %d" % n, exe, "--steps", 5, "--seed", seed,
-                     "--log", log, "--threads", n):
+        if not d.run(fails, "5 steps, --threads %d" % n, exe, "--steps", 5, "--log", log,
+                     "--threads", n):
             return
         losses[n] = [r["loss"] for r in logged(log)]
     print("dropout: losses with 1 thread %s, with 2 %s" % (losses[1], losses[2]))
@@ -476,8 +495,7 @@ def check_dropout(fails, s, exe, nodrop_exe):
     # (d) evaluation runs without dropout: as the same model with pdrop 0.
     out = {}
     for label, e in (("dropout", exe), ("no dropout", nodrop_exe)):
-        p = s.run(fails, "--eval-only (%s)" % label, e, "--eval-only", "--eval-split", "all",
-                  "--seed", seed)
+        p = d.run(fails, "--eval-only (%s)" % label, e, "--eval-only", "--eval-split", "all")
         if not p:
             return
         out[label] = harness.text(p.stdout)

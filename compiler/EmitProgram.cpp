@@ -127,20 +127,29 @@ void Emitter::emitKernelFunctor(KernelOp k) {
       os << "    out[i] = " << local.lookup(y.getValue()) << ";\n";
       continue;
     }
-    Type rt = op.getResult(0).getType();
-    std::string t = rt.isInteger(64) ? "int64_t" : cType(rt); // i64: dropout keys
+    // A dropout's key (the integers: its id, the element index) and its p,
+    // an f64 constant printed with all 17 digits so the mask's threshold is
+    // the one the compiler saw.
+    if (isa<ElemIndexOp>(op) || (isa<arith::ConstantOp>(op) &&
+                                 (op.getResult(0).getType().isInteger(64) ||
+                                  op.getResult(0).getType().isF64()))) {
+      std::string n = "v" + std::to_string(v++), expr = "i";
+      Attribute a = isa<ElemIndexOp>(op) ? Attribute() : cast<arith::ConstantOp>(op).getValue();
+      if (auto f = dyn_cast_or_null<FloatAttr>(a))
+        expr = "double(" + llvm::formatv("{0:e16}", f.getValueAsDouble()).str() + ")";
+      else if (auto c = dyn_cast_or_null<IntegerAttr>(a))
+        expr = "int64_t(" + std::to_string(c.getInt()) + ")";
+      local[op.getResult(0)] = n;
+      os << "    " << (isa_and_nonnull<FloatAttr>(a) ? "double" : "int64_t") << " " << n
+         << " = " << expr << ";\n";
+      continue;
+    }
+    std::string t = cType(op.getResult(0).getType());
     std::string expr;
-    if (auto c = dyn_cast<arith::ConstantOp>(op); c && isa<IntegerAttr>(c.getValue())) {
-      expr = "int64_t(" + std::to_string(cast<IntegerAttr>(c.getValue()).getInt()) + ")";
-    } else if (auto c = dyn_cast<arith::ConstantOp>(op)) {
-      // Shortest round-trip digits: a double constant (dropout's p) keeps
-      // all its bits.
-      double d = cast<FloatAttr>(c.getValue()).getValueAsDouble();
-      expr = t + "(" + (t == "double" ? llvm::formatv("{0:e16}", d).str()
-                                      : llvm::formatv("{0:e}", d).str()) + ")";
-    } else if (isa<ElemIndexOp>(op))
-      expr = "i";
-    else if (isa<arith::AddFOp>(op))
+    if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+      expr = llvm::formatv("{0:e}", cast<FloatAttr>(c.getValue()).getValueAsDouble()).str();
+      expr = t + "(" + expr + ")";
+    } else if (isa<arith::AddFOp>(op))
       expr = val(0) + " + " + val(1);
     else if (isa<arith::SubFOp>(op))
       expr = val(0) + " - " + val(1);

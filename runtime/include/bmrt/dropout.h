@@ -18,10 +18,10 @@
 // with layer < 2^16 (the iteration of the enclosing bmb.repeat, 0 outside
 // one), rng_id < 2^15 (bmb.dropout's id), micro-step < 2^16 (the
 // micro-batch within the step) and the element index < 2^48: bmbc checks
-// the static ones; larger values wrap. Bit 31 of ctr[3] is set by no other
-// user of the seed (parameter init and sampling leave ctr[3] = 0, data
-// order puts "DATA" = 0x44415441 there), so dropout draws never coincide
-// with theirs.
+// the static ones; larger values wrap. Bit 31 of ctr[3] is dropout's: the
+// other users of the seed keep it clear (parameter init and sampling leave
+// ctr[3] = 0, data order puts "DATA" = 0x44415441 there; a new stream tag
+// must keep it clear too), so dropout draws never coincide with theirs.
 //
 // Element e is kept when word 0 of its block is >= floor(p * 2^32), i.e.
 // with probability 1 - floor(p * 2^32) / 2^32, and then scaled by

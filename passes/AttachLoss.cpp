@@ -3,8 +3,8 @@
 // bmb-attach-loss (docs/training-ir.md, section 1). The objective is
 // next-token prediction: the runtime fills `targets` with the shifted
 // tokens, so the loss function is the forward with a second input and a
-// cross-entropy at the end. An lm_head at the end of the forward and the
-// loss become one bmb.fused_classifier (DESIGN decision 4): the backward
+// cross-entropy at the end. A bias-free lm_head or Linear layer at the end
+// of the forward and the loss become one bmb.fused_classifier (DESIGN decision 4): the backward
 // then starts from its dlogits and the [B, T, vocab] probabilities are
 // never stored.
 //
@@ -15,6 +15,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+
+#include <optional>
 
 namespace mlir::bmb {
 #define GEN_PASS_DEF_ATTACHLOSSPASS
@@ -53,6 +55,43 @@ LogicalResult checkCausalLM(JobOp job, func::FuncOp forward) {
     return fail("its result is not [B, T, vocab] float logits for its [B, T] "
                 "input");
   return success();
+}
+
+/// The head the fused classifier takes over: its input, its weight (a value
+/// of the loss's body, created at `b` when it lived in a layer) and the op
+/// that computed the logits, erased once unused.
+struct Head {
+  Value input, weight;
+  Operation *op = nullptr;
+};
+
+/// A bias-free bmb.lm_head at the end of the forward, or a `bmb.layer` whose
+/// whole body is one bias-free bmb.linear of its input by an unstacked param
+/// (Llama's untied `head = Linear(dim, vocab, bias = false)`): both are
+/// x . w^T, the classifier's GEMM. A bias would need the classifier to add
+/// it, so such heads keep bmb.cross_entropy.
+std::optional<Head> fusableHead(OpBuilder &b, Value logits, Block &body) {
+  Operation *op = logits.getDefiningOp();
+  if (!op || op->getBlock() != &body)
+    return std::nullopt;
+  if (auto h = dyn_cast<LMHeadOp>(op)) {
+    if (h.getBias())
+      return std::nullopt;
+    return Head{h.getInput(), h.getWeight(), op};
+  }
+  auto layer = dyn_cast<LayerOp>(op);
+  if (!layer || layer.getBackward() || layer.getNumSaved() != 0 ||
+      layer->getNumOperands() != 1 || layer->getNumResults() != 1)
+    return std::nullopt;
+  Block &inner = layer.getBody().front();
+  auto yield = cast<YieldOp>(inner.getTerminator());
+  auto linear = yield.getOperand(0).getDefiningOp<LinearOp>();
+  if (!linear || linear.getBias() || linear.getInput() != inner.getArgument(0))
+    return std::nullopt;
+  auto param = linear.getWeight().getDefiningOp<ParamGetOp>();
+  if (!param || !param.getIndices().empty())
+    return std::nullopt;
+  return Head{layer->getOperand(0), b.clone(*param)->getResult(0), op};
 }
 
 struct AttachLossPass : mlir::bmb::impl::AttachLossPassBase<AttachLossPass> {
@@ -108,19 +147,18 @@ struct AttachLossPass : mlir::bmb::impl::AttachLossPassBase<AttachLossPass> {
 
     b.setInsertionPoint(ret);
     Value value;
-    auto head = logits.getDefiningOp<LMHeadOp>();
-    if (head && !head.getBias() && head->getBlock() == &body) {
+    std::optional<Head> head = fusableHead(b, logits, body);
+    if (head) {
       auto fused = b.create<FusedClassifierOp>(
-          head.getLoc(), head.getInput(), head.getWeight(), targets,
-          kIgnoreIndex);
+          head->op->getLoc(), head->input, head->weight, targets, kIgnoreIndex);
       value = fused.getLoss();
     } else {
       value = b.create<CrossEntropyOp>(logits.getLoc(), logits, targets,
                                        kIgnoreIndex);
     }
     ret->setOperands(value);
-    if (head && head->use_empty())
-      head.erase();
+    if (head && head->op->use_empty())
+      head->op->erase();
     loss.setFunctionType(
         b.getFunctionType(body.getArgumentTypes(), value.getType()));
   }

@@ -3,7 +3,7 @@
 
 usage: check_train.py MODE EXE CONFIG WORKDIR [INFER_EXE]
 
-The train executables are built from test/e2e/train.bmb (jobs named in
+The train executables are built from test/e2e/train*.bmb (jobs named in
 TRAIN below); CONFIG names the model in configs.py. Every mode starts from
 the same Hugging Face checkpoint (hf_reference.hf_model: re-drawn weights,
 save_pretrained) loaded with --load, and from a token file written here
@@ -50,14 +50,27 @@ TRAIN = {
     "gpt2-nano": dict(batch=4, seq=64,
                       adamw=dict(lr=1e-3, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1),
                       sgd=dict(lr=0.05, momentum=0.9)),
+    "llama-nano": dict(batch=4, seq=64,
+                       adamw=dict(lr=1e-3, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1),
+                       sgd=dict(lr=0.05, momentum=0.9)),
 }
+# The transformers class each family's checkpoint trains as.
+LM_CLASS = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM"}
+# Embedding tables, which our default grouping does not decay.
+EMBEDDINGS = ("wte", "wpe", "embed_tokens")
 THREADS = ["--threads", "2"]
 
 
 def hf_names_no_decay(model):
     """Our default no-decay set in Hugging Face names: rank-1 tensors
-    (biases, norm weights) and the embeddings (wte, wpe)."""
-    return {n for n, p in model.named_parameters() if p.dim() == 1 or "wte" in n or "wpe" in n}
+    (biases, norm weights) and the embedding tables (EMBEDDINGS)."""
+    return {n for n, p in model.named_parameters()
+            if p.dim() == 1 or any(e in n for e in EMBEDDINGS)}
+
+
+def lm_class(c):
+    import transformers as tf
+    return getattr(tf, LM_CLASS[c["family"]])
 
 
 def load_safetensors(path):
@@ -81,8 +94,7 @@ class Setup:
         tokfile.write(self.data, self.ids, self.c["vocab"])
 
     def model(self):
-        import transformers as tf
-        m = tf.GPT2LMHeadModel.from_pretrained(self.init).float()
+        m = lm_class(self.c).from_pretrained(self.init).float()
         m.config._attn_implementation = "eager"
         return m.train()
 
@@ -261,10 +273,11 @@ def check_export(fails, s, exe, infer_exe):
     shutil.rmtree(save, ignore_errors=True)
     if not s.run(fails, "train 3 steps and save", exe, "--steps", 3, "--save", save):
         return
-    import transformers as tf
     ckpt = latest(save)
-    cfg = tf.GPT2Config.from_pretrained(s.init)
-    model = tf.GPT2LMHeadModel(cfg).float().eval()
+    cls = lm_class(s.c)
+    cfg = cls.config_class.from_pretrained(s.init)
+    cfg._attn_implementation = "eager"
+    model = cls(cfg).float().eval()
     missing, unexpected = model.load_state_dict(
         {k: torch.from_numpy(v) for k, v in
          load_safetensors(os.path.join(ckpt, "model.safetensors")).items()}, strict=False)

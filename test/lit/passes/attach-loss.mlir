@@ -31,12 +31,15 @@ bmb.job @train train for @Head {batch = 2 : i64, seq = 4 : i64}
 
 // -----
 
-// Logits from anything else (here a Linear layer, as Llama's untied head)
-// get bmb.cross_entropy.
+// A Linear layer without bias (Llama's untied head) is the same x . w^T: the
+// classifier takes its input and its weight, read outside the layer, and the
+// layer goes.
 // CHECK-LABEL: bmb.model @Linear
 // CHECK: func.func @loss(%{{.*}}: tensor<2x4xi32>, %[[TGT:[a-z0-9#]+]]: tensor<2x4xi32> {bmb.name = "targets"}) -> tensor<f32> {
-// CHECK:   %[[L:[a-z0-9#]+]] = bmb.layer "head" layer "Linear"
-// CHECK:   %[[LOSS:[a-z0-9#]+]] = bmb.cross_entropy %[[L]], %[[TGT]] : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+// CHECK:   %[[X:[a-z0-9#]+]] = bmb.embedding
+// CHECK-NOT: bmb.layer "head"
+// CHECK:   %[[W:[a-z0-9#]+]] = bmb.param_get @head.w : tensor<16x8xf32>
+// CHECK:   %[[LOSS:[a-z0-9#]+]], %{{.*}} = bmb.fused_classifier %[[X]], %[[W]], %[[TGT]]
 // CHECK:   return %[[LOSS]]
 bmb.model @Linear layer "M" {
   bmb.param @head.w : tensor<16x8xf32> init normal(0.02)
@@ -54,6 +57,33 @@ bmb.model @Linear layer "M" {
   }
 }
 bmb.job @train train for @Linear {batch = 2 : i64, seq = 4 : i64}
+
+// -----
+
+// A head with a bias keeps its logits: bmb.cross_entropy on them.
+// CHECK-LABEL: bmb.model @Biased
+// CHECK: func.func @loss(%{{.*}}: tensor<2x4xi32>, %[[TGT:[a-z0-9#]+]]: tensor<2x4xi32> {bmb.name = "targets"}) -> tensor<f32> {
+// CHECK:   %[[L:[a-z0-9#]+]] = bmb.layer "head" layer "Linear"
+// CHECK:   %[[LOSS:[a-z0-9#]+]] = bmb.cross_entropy %[[L]], %[[TGT]] : (tensor<2x4x16xf32>, tensor<2x4xi32>) -> tensor<f32>
+// CHECK:   return %[[LOSS]]
+bmb.model @Biased layer "M" {
+  bmb.param @head.w : tensor<16x8xf32> init normal(0.02)
+  bmb.param @head.b : tensor<16xf32> init zeros
+  bmb.param @emb.w : tensor<16x8xf32> init normal(0.02)
+  func.func @forward(%tokens: tensor<2x4xi32>) -> tensor<2x4x16xf32> {
+    %w0 = bmb.param_get @emb.w : tensor<16x8xf32>
+    %x = bmb.embedding %tokens, %w0 : (tensor<2x4xi32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+    %l = bmb.layer "head" layer "Linear" (%x) : (tensor<2x4x8xf32>) -> tensor<2x4x16xf32> {
+    ^bb0(%v: tensor<2x4x8xf32>):
+      %w = bmb.param_get @head.w : tensor<16x8xf32>
+      %b = bmb.param_get @head.b : tensor<16xf32>
+      %r = bmb.linear %v, %w, %b : (tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<2x4x16xf32>
+      bmb.yield %r : tensor<2x4x16xf32>
+    }
+    return %l : tensor<2x4x16xf32>
+  }
+}
+bmb.job @train train for @Biased {batch = 2 : i64, seq = 4 : i64}
 
 // -----
 

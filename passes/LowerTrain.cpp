@@ -90,9 +90,11 @@ LogicalResult EntryLowering::lowerTrainInputs() {
   for (auto [i, arg] : llvm::enumerate(source.getArguments())) {
     auto name = source.getArgAttrOfType<StringAttr>(i, "bmb.name");
     std::string n = name ? name.str() : "input" + std::to_string(i);
-    if (n != "tokens" && n != "targets")
+    // token_types and mask: a masked LM's (bmb-attach-loss checked them);
+    // the app fills them with zeros and ones.
+    if (!llvm::is_contained({"tokens", "targets", "token_types", "mask"}, n))
       return source.emitError("input '")
-             << n << "': a train program is fed `tokens` and `targets` only (a causal LM)";
+             << n << "': a train program is fed `tokens`, `targets`, `token_types` and `mask` only";
     auto t = cast<RankedTensorType>(arg.getType());
     if (t.getRank() != 2 || !t.getElementType().isInteger(32))
       return source.emitError("input '") << n << "' must be i32 [B, T], got " << t;
@@ -552,7 +554,16 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
   };
   auto schedKind = schedule ? schedule.getAs<StringAttr>("kind") : StringAttr();
   MLIRContext *ctx = module.getContext();
+  // The objective the app prepares batches for (bmb-attach-loss checked it).
+  auto objective = settings.getAs<DictionaryAttr>("objective");
+  auto objKind = objective ? objective.getAs<StringAttr>("kind") : StringAttr();
+  bool masked = objKind && objKind.getValue() == "masked_lm";
   program->setAttr("train", b.getDictionaryAttr({
+      b.getNamedAttr("objective", b.getStringAttr(masked ? "masked_lm" : "causal_lm")),
+      b.getNamedAttr("mask_prob", b.getF64FloatAttr(masked ? settingNum(objective, "prob", 0.15)
+                                                           : 0.0)),
+      b.getNamedAttr("mask_id", b.getI64IntegerAttr(
+                                    masked ? (int64_t)settingNum(objective, "mask_id", -1) : -1)),
       b.getNamedAttr("batch", b.getI64IntegerAttr(batch)),
       b.getNamedAttr("seq", b.getI64IntegerAttr(seq)),
       b.getNamedAttr("optimizer", b.getStringAttr(optKind)),

@@ -12,7 +12,8 @@ held-out split, so that step s, row b is the window of T + 1 tokens starting
 at (s * B + b) * T: tokens are its first T, targets its last T.
 
   grads    one step: the loss and every parameter's gradient (--dump-grads,
-           Hugging Face names) against torch autograd of the same batch:
+           Hugging Face names) against torch autograd of the same batch (a
+           masked LM's: the one the executable masked, --dump-batch):
            max |ours - ref| / max |ref| <= 1e-4 per tensor; a tensor whose
            reference is zero or nearly (under 1e-6 of the largest gradient,
            e.g. GPT-2's key bias) is compared absolutely against 1e-6 of the
@@ -53,11 +54,14 @@ TRAIN = {
     "llama-nano": dict(batch=4, seq=64,
                        adamw=dict(lr=1e-3, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1),
                        sgd=dict(lr=0.05, momentum=0.9)),
+    # test/e2e/train_bert.bmb: objective = masked_lm(prob = 0.15, mask_id = 3).
+    "bert-tiny": dict(batch=4, seq=32, masked_lm=dict(prob=0.15, mask_id=3),
+                      adamw=dict(lr=1e-3, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)),
 }
 # The transformers class each family's checkpoint trains as.
-LM_CLASS = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM"}
+LM_CLASS = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM", "bert": "BertForMaskedLM"}
 # Embedding tables, which our default grouping does not decay.
-EMBEDDINGS = ("wte", "wpe", "embed_tokens")
+EMBEDDINGS = ("wte", "wpe", "embed_tokens", "_embeddings")
 THREADS = ["--threads", "2"]
 
 
@@ -78,6 +82,47 @@ def load_safetensors(path):
     return load_file(path)
 
 
+def init_model(c):
+    """The checkpoint every mode starts from: hf_reference's model, or for
+    BERT a BertForMaskedLM of its config with every parameter re-drawn."""
+    model = hf_reference.hf_model(c)
+    if c["family"] != "bert":
+        return model
+    import transformers as tf
+    mlm = tf.BertForMaskedLM(model.config).float().eval()
+    hf_reference.redraw(mlm, hf_reference.SEED)
+    return mlm
+
+
+def read_batch(s, dump_dir):
+    """The masked batch the executable used (--dump-batch), checked against
+    the windows it masked: unpicked tokens kept, picked ones' targets the
+    window's ids, and [MASK] for most picked tokens."""
+    tokens = np.load(os.path.join(dump_dir, "tokens.npy"))
+    targets = np.load(os.path.join(dump_dir, "targets.npy"))
+    window, _ = s.batch(0)
+    window = window.numpy()
+    picked = targets != -100
+    m = s.t["masked_lm"]
+    bad = []
+    if tokens.shape != window.shape or targets.shape != window.shape:
+        bad.append("--dump-batch shapes %s, %s, want %s"
+                   % (tokens.shape, targets.shape, window.shape))
+        return None, None, bad
+    if (tokens[~picked] != window[~picked]).any():
+        bad.append("unpicked tokens differ from the data")
+    if (targets[picked] != window[picked]).any():
+        bad.append("targets differ from the data's ids at picked positions")
+    frac = picked.mean()
+    masked = (tokens[picked] == m["mask_id"]).mean() if picked.any() else 0
+    print("masked-LM batch: %.3f picked (prob %.2f), %.2f of them [MASK]"
+          % (frac, m["prob"], masked))
+    if not (0.5 * m["prob"] < frac < 1.5 * m["prob"]) or not (0.6 < masked < 0.95):
+        bad.append("picked %.3f / [MASK] %.2f far from prob %.2f / 0.8" % (frac, m["prob"], masked))
+    return (torch.from_numpy(tokens.astype(np.int64)), torch.from_numpy(targets.astype(np.int64)),
+            bad)
+
+
 class Setup:
     def __init__(self, config, workdir, tokens_needed, seed=7):
         self.c = configs.get(config)
@@ -87,7 +132,7 @@ class Setup:
         os.makedirs(self.dir, exist_ok=True)
         self.init = os.path.join(self.dir, "init")
         if not os.path.exists(os.path.join(self.init, "model.safetensors")):
-            hf_reference.hf_model(self.c).save_pretrained(self.init, safe_serialization=True)
+            init_model(self.c).save_pretrained(self.init, safe_serialization=True)
         rng = np.random.default_rng(seed)
         self.ids = rng.integers(0, self.c["vocab"], tokens_needed).tolist()
         self.data = os.path.join(self.dir, "data-%d.tok" % seed)
@@ -139,11 +184,19 @@ def check_grads(fails, s, exe):
     for f in (dump, log):
         if os.path.exists(f):
             os.remove(f)
+    batch_dir = os.path.join(s.dir, "grads-batch")
     if not s.run(fails, "one step with --dump-grads", exe, "--steps", 1, "--dump-grads", dump,
-                 "--log", log):
+                 "--dump-batch", batch_dir, "--log", log):
         return
     model = s.model()
-    tokens, targets = s.batch(0)
+    if "masked_lm" in s.t:
+        tokens, targets, bad = read_batch(s, batch_dir)
+        for b in bad:
+            fails.add(b)
+        if tokens is None:
+            return
+    else:
+        tokens, targets = s.batch(0)
     loss = torch_loss(model, tokens, targets)
     loss.backward()
     ours_loss = logged(log)[0]["loss"]
@@ -171,7 +224,8 @@ def check_grads(fails, s, exe):
             ok = err <= harness.TOL
             print("%-40s rel %.2e" % (name, err))
         fails.check(ok, "gradient of %s differs: %.2e" % (name, err))
-    extra = sorted(set(ours) - set(ref) - {"lm_head.weight"})
+    # Tied tensors (GPT-2's lm_head, BERT's decoder) are state_dict names too.
+    extra = sorted(set(ours) - set(ref) - set(model.state_dict()))
     fails.check(not extra, "--dump-grads has tensors torch does not: %s" % extra)
 
 

@@ -1,7 +1,8 @@
 // The train lowering of bmb.cross_entropy (logits the fused classifier could
-// not take over) and of rotary over [B, T, D] rows (one call per batch row,
-// since the kernels read one position per row), from a forward through
-// bmb-attach-loss, bmb-autodiff and bmb-insert-optimizer.
+// not take over), of rotary over [B, T, D] rows (one call per batch row,
+// since the kernels read one position per row) and of a masked LM's inputs,
+// from a forward through bmb-attach-loss, bmb-autodiff and
+// bmb-insert-optimizer.
 // RUN: bmb-opt %s -split-input-file --bmb-attach-loss --bmb-autodiff --bmb-insert-optimizer --bmb-lower-to-exec | FileCheck %s
 
 // A head with a bias: the classifier kernel on the GEMM's logits; its
@@ -70,3 +71,38 @@ bmb.model @Rotary layer "M" {
   }
 }
 bmb.job @train train for @Rotary {batch = 2 : i64, seq = 4 : i64}
+
+// -----
+
+// A masked LM: inputs token_types and mask besides tokens and targets (the
+// app fills them), and the objective in the program's train settings.
+// CHECK-LABEL: bmb_exec.program @mlm
+// CHECK-SAME: mask_id = 3 : i64, mask_prob = 1.500000e-01 : f64
+// CHECK-SAME: objective = "masked_lm"
+// CHECK-LABEL: func.func @forward_backward() {
+// CHECK-DAG: bmb_exec.input "tokens" kind "tokens" rows_dim -1 : memref<2x4xi32>
+// CHECK-DAG: bmb_exec.input "targets" kind "targets" rows_dim -1 : memref<2x4xi32>
+// CHECK-DAG: bmb_exec.input "token_types" kind "token_types" rows_dim -1 : memref<2x4xi32>
+// CHECK-DAG: %[[M:.*]] = bmb_exec.input "mask" kind "mask" rows_dim -1 : memref<2x4xi32>
+// CHECK: bmb_exec.attention {{.*}} mask %[[M]]
+// CHECK: bmb_exec.classifier
+bmb.model @Encoder layer "M" {
+  bmb.param @w : tensor<16x8xf32> init normal(0.02)
+  bmb.param @t : tensor<2x8xf32> init normal(0.02)
+  bmb.param @b : tensor<16xf32> init zeros
+  func.func @forward(%tokens: tensor<2x4xi32> {bmb.name = "tokens"},
+                     %types: tensor<2x4xi32> {bmb.name = "token_types"},
+                     %mask: tensor<2x4xi32> {bmb.name = "mask"}) -> tensor<2x4x16xf32> {
+    %w = bmb.param_get @w : tensor<16x8xf32>
+    %t = bmb.param_get @t : tensor<2x8xf32>
+    %e = bmb.embedding %tokens, %w : (tensor<2x4xi32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+    %s = bmb.embedding %types, %t : (tensor<2x4xi32>, tensor<2x8xf32>) -> tensor<2x4x8xf32>
+    %x = bmb.add %e, %s : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+    %a = bmb.attention %x, %x, %x, %mask {heads = 2 : i64, kv_heads = 2 : i64, scale = 0.5 : f64}
+        : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4xi32>) -> tensor<2x4x8xf32>
+    %b = bmb.param_get @b : tensor<16xf32>
+    %l = bmb.lm_head %a, %w, %b : (tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<2x4x16xf32>
+    return %l : tensor<2x4x16xf32>
+  }
+}
+bmb.job @mlm train for @Encoder {batch = 2 : i64, seq = 4 : i64, objective = {kind = "masked_lm", prob = 0.15 : f64, mask_id = 3 : i64}}

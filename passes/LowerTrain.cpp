@@ -126,11 +126,11 @@ FailureOr<func::FuncOp> EntryLowering::runTrain(StringRef name, bool withBackwar
   return f;
 }
 
-/// Batch row `i` of a [B, ...] buffer (the whole buffer when it is not
-/// batched, i.e. of rank < 3).
-static Value batchRowOf(OpBuilder &b, Location loc, Value buf, int64_t i) {
+/// Batch row `i` of a [B, T, D] buffer (the whole buffer when it is not
+/// batched, i.e. of rank < 3, or when only one call covers the batch).
+static Value batchRowOf(OpBuilder &b, Location loc, Value buf, int64_t i, int64_t calls) {
   auto t = cast<MemRefType>(buf.getType());
-  if (t.getRank() < 3)
+  if (t.getRank() < 3 || calls == 1)
     return buf;
   auto row = MemRefType::get(t.getShape().drop_front(), t.getElementType());
   Value idx = b.create<arith::ConstantIndexOp>(loc, i);
@@ -138,7 +138,9 @@ static Value batchRowOf(OpBuilder &b, Location loc, Value buf, int64_t i) {
 }
 
 LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
-  auto batchRow = [&](Location l, Value buf, int64_t i) { return batchRowOf(b, l, buf, i); };
+  auto batchRow = [&](Location l, Value buf, int64_t i, int64_t calls) {
+    return batchRowOf(b, l, buf, i, calls);
+  };
   handled = true;
   Location loc = op->getLoc();
   auto fresh = [&](Value res) {
@@ -301,19 +303,20 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
   if (auto r = dyn_cast<RotaryOp>(op)) {
     // [B, T, D] rows with [T] positions: the kernel reads one position per
     // row, so with B > 1 (training) each batch row is its own call on its
-    // slice. B = 1 is the inference lowering's.
+    // slice. B = 1 and positions per row are the inference lowering's.
     auto xt = cast<RankedTensorType>(r.getInput().getType());
     int64_t batch = xt.getRank() == 3 ? xt.getDimSize(0) : 1;
-    if (batch == 1) {
+    if (batch == 1 || cast<RankedTensorType>(r.getPositions().getType()).getRank() != 1) {
       handled = false;
       return success();
     }
     Value out = fresh(r.getResult());
     int64_t width = xt.getShape().back();
     for (int64_t i = 0; i < batch; ++i)
-      b.create<ex::RotaryOp>(loc, batchRow(loc, lookup(r.getInput()), i), lookup(r.getPositions()),
-                             batchRow(loc, out, i), Value(), r.getHeadsAttr(),
-                             b.getI64IntegerAttr(width / r.getHeads()), r.getBaseAttr());
+      b.create<ex::RotaryOp>(loc, batchRow(loc, lookup(r.getInput()), i, batch),
+                             lookup(r.getPositions()), batchRow(loc, out, i, batch), Value(),
+                             r.getHeadsAttr(), b.getI64IntegerAttr(width / r.getHeads()),
+                             r.getBaseAttr());
     return success();
   }
   if (auto r = dyn_cast<RotaryGradOp>(op)) {
@@ -321,10 +324,13 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
     buffers[r.getResult()] = dx;
     auto gt = cast<RankedTensorType>(r.getGrad().getType());
     int64_t width = gt.getShape().back();
-    int64_t batch = gt.getRank() == 3 ? gt.getDimSize(0) : 1;
+    int64_t batch = gt.getRank() == 3 &&
+                            cast<RankedTensorType>(r.getPositions().getType()).getRank() == 1
+                        ? gt.getDimSize(0)
+                        : 1;
     for (int64_t i = 0; i < batch; ++i) // per batch row, as the forward
-      b.create<ex::RotaryGradOp>(loc, batchRow(loc, lookup(r.getGrad()), i),
-                                 lookup(r.getPositions()), batchRow(loc, dx, i),
+      b.create<ex::RotaryGradOp>(loc, batchRow(loc, lookup(r.getGrad()), i, batch),
+                                 lookup(r.getPositions()), batchRow(loc, dx, i, batch),
                                  r.getHeadsAttr(), b.getI64IntegerAttr(width / r.getHeads()),
                                  r.getBaseAttr());
     return success();

@@ -13,7 +13,9 @@ at (s * B + b) * T: tokens are its first T, targets its last T.
 
   grads    one step: the loss and every parameter's gradient (--dump-grads,
            Hugging Face names) against torch autograd of the same batch (a
-           masked LM's: the one the executable masked, --dump-batch):
+           masked LM's: the one the executable masked, --dump-batch), then
+           the same for a step of two micro-batches (--accum 2) against
+           torch over both at once:
            max |ours - ref| / max |ref| <= 1e-4 per tensor; a tensor whose
            reference is zero or nearly (under 1e-6 of the largest gradient,
            e.g. GPT-2's key bias) is compared absolutely against 1e-6 of the
@@ -26,6 +28,9 @@ at (s * B + b) * T: tokens are its first T, targets its last T.
   overfit  200 steps on one batch: the last logged loss is under 0.05.
   resume   20 steps straight vs 10 + --resume + 10: identical weights and
            optimizer state (bytes).
+  bad-inputs  missing, empty, too short and wrong-vocabulary data, another
+           model's checkpoint, a diverging run (--lr 1e30 on a resumed
+           run): clear errors, and the last good checkpoint stays newest.
   export   our saved checkpoint loads into transformers, whose logits equal
            the infer executable's (INFER_EXE, --load of the same checkpoint)
            to 1e-4.
@@ -94,13 +99,13 @@ def init_model(c):
     return mlm
 
 
-def read_batch(s, dump_dir):
+def read_batch(s, dump_dir, window):
     """The masked batch the executable used (--dump-batch), checked against
-    the windows it masked: unpicked tokens kept, picked ones' targets the
-    window's ids, and [MASK] for most picked tokens."""
+    the windows it masked (`window`, the step's unmasked tokens): unpicked
+    tokens kept, picked ones' targets the window's ids, and [MASK] for most
+    picked tokens."""
     tokens = np.load(os.path.join(dump_dir, "tokens.npy"))
     targets = np.load(os.path.join(dump_dir, "targets.npy"))
-    window, _ = s.batch(0)
     window = window.numpy()
     picked = targets != -100
     m = s.t["masked_lm"]
@@ -178,25 +183,27 @@ def logged(path, key="loss"):
     return out
 
 
-def check_grads(fails, s, exe):
-    dump = os.path.join(s.dir, "grads.safetensors")
-    log = os.path.join(s.dir, "grads.jsonl")
+def check_grads(fails, s, exe, accum=1):
+    """accum > 1: the step is `accum` micro-batches (windows of batches 0 ..
+    accum-1), whose gradients must equal torch's over all of them at once."""
+    dump = os.path.join(s.dir, "grads-%d.safetensors" % accum)
+    log = os.path.join(s.dir, "grads-%d.jsonl" % accum)
     for f in (dump, log):
         if os.path.exists(f):
             os.remove(f)
-    batch_dir = os.path.join(s.dir, "grads-batch")
-    if not s.run(fails, "one step with --dump-grads", exe, "--steps", 1, "--dump-grads", dump,
-                 "--dump-batch", batch_dir, "--log", log):
+    batch_dir = os.path.join(s.dir, "grads-batch-%d" % accum)
+    if not s.run(fails, "one step with --dump-grads (--accum %d)" % accum, exe, "--steps", 1,
+                 "--accum", accum, "--dump-grads", dump, "--dump-batch", batch_dir, "--log", log):
         return
     model = s.model()
+    parts = [s.batch(i) for i in range(accum)]
+    tokens, targets = torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
     if "masked_lm" in s.t:
-        tokens, targets, bad = read_batch(s, batch_dir)
+        tokens, targets, bad = read_batch(s, batch_dir, tokens)
         for b in bad:
             fails.add(b)
         if tokens is None:
             return
-    else:
-        tokens, targets = s.batch(0)
     loss = torch_loss(model, tokens, targets)
     loss.backward()
     ours_loss = logged(log)[0]["loss"]
@@ -322,6 +329,54 @@ def check_resume(fails, s, exe):
     print("resume: compared %s and %s" % (latest(straight), latest(split)))
 
 
+def refused(fails, label, p, code, *needles):
+    """p (a CompletedProcess) exited with `code` and its stderr names every needle."""
+    err = harness.text(p.stderr)
+    ok = p.returncode == code and all(n.lower() in err.lower() for n in needles)
+    fails.check(ok, "%s: want exit %d mentioning %s; got exit %s: %s"
+                % (label, code, needles, p.returncode, harness.tail(err, 3)))
+
+
+def check_bad_inputs(fails, s, exe):
+    """The compiled executable's refusals: data, checkpoints, divergence."""
+    base = [exe, "--threads", "2", "--steps", "2", "--order", "sequential"]
+    missing = os.path.join(s.dir, "no-such-file.tok")
+    refused(fails, "missing data", harness.run(base + ["--data", missing]), 1, "no-such-file")
+    empty = os.path.join(s.dir, "empty.txt")
+    open(empty, "w").close()
+    refused(fails, "empty data", harness.run(base + ["--data", empty, "--tokenizer", "byte"]), 1,
+            "empty.txt")
+    short = os.path.join(s.dir, "short.tok")
+    tokfile.write(short, s.ids[:s.T], s.c["vocab"])  # one token short of one window
+    refused(fails, "data shorter than a window", harness.run(base + ["--data", short]), 1,
+            "short.tok")
+    wide = os.path.join(s.dir, "wide-vocab.tok")
+    tokfile.write(wide, s.ids[:4 * s.B * (s.T + 1)], s.c["vocab"] * 4)
+    refused(fails, "token file of a larger vocabulary", harness.run(base + ["--data", wide]), 1,
+            "vocab")
+    other = os.path.join(s.dir, "other-model")
+    if not os.path.exists(os.path.join(other, "model.safetensors")):
+        c = dict(s.c, dim=2 * s.c["dim"])
+        init_model(c).save_pretrained(other, safe_serialization=True)
+    refused(fails, "a checkpoint of another model",
+            harness.run(base + ["--data", s.data, "--load", other]), 1, "model.safetensors")
+    # A learning rate that blows the weights up: the run stops with the
+    # step, and the checkpoint saved before it stays the newest.
+    save = os.path.join(s.dir, "nan-ckpt")
+    shutil.rmtree(save, ignore_errors=True)
+    p = harness.run([exe, "--threads", "2", "--order", "sequential", "--val-fraction", "0",
+                     "--load", s.init, "--data", s.data, "--steps", "2", "--save", save])
+    if fails.check(p.returncode == 0, "2 good steps: exit %s" % p.returncode):
+        kept = latest(save)
+        p = harness.run([exe, "--threads", "2", "--order", "sequential", "--val-fraction", "0",
+                         "--data", s.data, "--steps", "12", "--save", save, "--resume",
+                         "--lr", "1e30"])
+        refused(fails, "a diverging run", p, 1, "step")
+        fails.check(latest(save) == kept, "after the diverging run, latest is %s, not %s"
+                    % (latest(save), kept))
+    print("bad inputs: %d checks" % 7)
+
+
 def check_export(fails, s, exe, infer_exe):
     save = os.path.join(s.dir, "export-ckpt")
     shutil.rmtree(save, ignore_errors=True)
@@ -368,6 +423,7 @@ def main(argv):
     fails = harness.Failures("check_train %s %s" % (mode, config))
     if mode == "grads":
         check_grads(fails, s, exe)
+        check_grads(fails, s, exe, accum=2)
     elif mode == "adamw":
         check_adamw(fails, s, exe)
     elif mode == "sgd":
@@ -376,6 +432,8 @@ def main(argv):
         check_overfit(fails, s, exe)
     elif mode == "resume":
         check_resume(fails, s, exe)
+    elif mode == "bad-inputs":
+        check_bad_inputs(fails, s, exe)
     elif mode == "export":
         if len(argv) < 5:
             harness.die("export needs INFER_EXE")

@@ -388,6 +388,11 @@ void Emitter::emitTrainTables(ArrayRef<func::FuncOp> entries) {
      << "  " << cString(trainStr(train, "data")) << ", "
      << cString(trainStr(train, "data_tokenizer")) << ",\n"
      << "  " << entry(0) << ",\n  " << entry(1) << ",\n  " << entry(2) << ",\n"
+     << "  "
+     << (trainStr(train, "objective") == "masked_lm" ? "TrainObjective::MaskedLM"
+                                                      : "TrainObjective::CausalLM")
+     << ", " << trainNum(train, "mask_prob") << ", " << trainInt(train, "mask_id")
+     << ", // objective, mask prob, mask id\n"
      << "};\n\n";
   int64_t numParams = llvm::range_size(program.getOps<ParamOp>());
   int64_t numMaps = llvm::range_size(program.getOps<NameMapOp>());

@@ -35,6 +35,7 @@ const std::set<std::string> &enumWords() {
       "gpt2", "bert", "byte", "llama", "sentencepiece", "wordpiece", "host",
       "cuda", "optimizer", "params", "auto", "greedy", "linear", "qat", "ptq",
       "heads", "layers", "unstructured", "sequential", "random", "all",
+      "causal_lm", "masked_lm",
   };
   return words;
 }

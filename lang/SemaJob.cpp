@@ -36,6 +36,7 @@ std::vector<ValueSpec> jobSchema(ast::JobKind kind) {
          {"seq", VT::PosInt, {}, true},
          {"steps", VT::PosInt, {}},
          {"optimizer", VT::Config, {"adamw", "adam", "sgd"}},
+         {"objective", VT::Config, {"causal_lm", "masked_lm"}},
          {"schedule", VT::Config, {"constant", "linear", "cosine"}},
          {"grad_accum", VT::PosInt, {}},
          {"clip", VT::PosFloat, {}},

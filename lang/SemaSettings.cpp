@@ -25,6 +25,9 @@ const std::vector<CallSpec> &callSpecs() {
       {"adamw", {{"lr", VT::PosFloat, {}}, {"betas", VT::Pairs, {}}, {"eps", VT::PosFloat, {}}, {"weight_decay", VT::Float, {}}, {"no_decay", VT::Names, {}}}},
       {"adam", {{"lr", VT::PosFloat, {}}, {"betas", VT::Pairs, {}}, {"eps", VT::PosFloat, {}}}},
       {"sgd", {{"lr", VT::PosFloat, {}}, {"momentum", VT::UnitFloat, {}}, {"weight_decay", VT::Float, {}}}},
+      // training objectives (bmb-attach-loss): mask_id is the [MASK] token
+      {"causal_lm", {}},
+      {"masked_lm", {{"prob", VT::UnitFloat, {}}, {"mask_id", VT::NonNegInt, {}}}},
       // learning-rate schedules
       {"constant", {{"warmup", VT::NonNegInt, {}}}},
       {"linear", {{"warmup", VT::NonNegInt, {}}, {"min_lr", VT::Float, {}}}},

@@ -12,7 +12,8 @@
 //  - the loss: `bmb.fused_classifier` is the head's GEMM into a logits
 //    buffer, then one classifier kernel that writes the per-row losses and
 //    (forward_backward) overwrites the logits with dlogits, scaled by
-//    StepArgs::dlossScale;
+//    StepArgs::dlossScale; `bmb.cross_entropy` is that kernel on the
+//    model's logits, its dlogits the result of `bmb.cross_entropy_grad`;
 //  - a repeat's saved values are stacked `[count, ...]` activation buffers:
 //    the forward loop writes slice i (`bmb_exec.layer_view`, in place of
 //    the value's own buffer when the body allocated it), the backward
@@ -91,9 +92,11 @@ LogicalResult EntryLowering::lowerTrainInputs() {
   for (auto [i, arg] : llvm::enumerate(source.getArguments())) {
     auto name = source.getArgAttrOfType<StringAttr>(i, "bmb.name");
     std::string n = name ? name.str() : "input" + std::to_string(i);
-    if (n != "tokens" && n != "targets")
+    // token_types and mask: a masked LM's (bmb-attach-loss checked them);
+    // the app fills them with zeros and ones.
+    if (!llvm::is_contained({"tokens", "targets", "token_types", "mask"}, n))
       return source.emitError("input '")
-             << n << "': a train program is fed `tokens` and `targets` only (a causal LM)";
+             << n << "': a train program is fed `tokens`, `targets`, `token_types` and `mask` only";
     auto t = cast<RankedTensorType>(arg.getType());
     if (t.getRank() != 2 || !t.getElementType().isInteger(32))
       return source.emitError("input '") << n << "' must be i32 [B, T], got " << t;
@@ -125,7 +128,21 @@ FailureOr<func::FuncOp> EntryLowering::runTrain(StringRef name, bool withBackwar
   return f;
 }
 
+/// Batch row `i` of a [B, T, D] buffer (the whole buffer when it is not
+/// batched, i.e. of rank < 3, or when only one call covers the batch).
+static Value batchRowOf(OpBuilder &b, Location loc, Value buf, int64_t i, int64_t calls) {
+  auto t = cast<MemRefType>(buf.getType());
+  if (t.getRank() < 3 || calls == 1)
+    return buf;
+  auto row = MemRefType::get(t.getShape().drop_front(), t.getElementType());
+  Value idx = b.create<arith::ConstantIndexOp>(loc, i);
+  return b.create<ex::LayerViewOp>(loc, row, buf, idx);
+}
+
 LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
+  auto batchRow = [&](Location l, Value buf, int64_t i, int64_t calls) {
+    return batchRowOf(b, l, buf, i, calls);
+  };
   handled = true;
   Location loc = op->getLoc();
   auto fresh = [&](Value res) {
@@ -161,10 +178,47 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
     buffers[fc.getLoss()] = lossBuffer;
     return success();
   }
-  if (isa<CrossEntropyOp, CrossEntropyGradOp>(op))
-    return op->emitError("'") << op->getName()
-                              << "' is not supported by the train lowering yet (a causal "
-                                 "LM's loss over lm_head is bmb.fused_classifier)";
+  if (auto ce = dyn_cast<CrossEntropyOp>(op)) {
+    // Logits computed by the model (a head the fused classifier could not
+    // take over, e.g. one with a bias, or a classification head): the same
+    // classifier kernel on their buffer. Its gradient, bmb.cross_entropy_grad
+    // of the same logits and targets, is the kernel's dlogits: in the logits
+    // buffer itself when nothing else reads the logits, else a fresh one.
+    if (lossBuffer)
+      return ce.emitError("a train program has one loss");
+    Value logits = lookup(ce.getLogits());
+    auto lt = cast<MemRefType>(logits.getType());
+    int64_t rows = lt.getNumElements() / lt.getShape().back();
+    lossBuffer = b.create<ex::AllocOp>(loc, MemRefType::get({rows}, b.getF32Type()),
+                                       IntegerAttr());
+    SmallVector<CrossEntropyGradOp> grads;
+    bool othersRead = false;
+    for (Operation *user : ce.getLogits().getUsers()) {
+      auto g = dyn_cast<CrossEntropyGradOp>(user);
+      if (g && g.getTargets() == ce.getTargets() &&
+          g.getIgnoreIndex() == ce.getIgnoreIndex())
+        grads.push_back(g);
+      else if (user != op)
+        othersRead = true;
+    }
+    Value dlogits, scale;
+    if (backward && !grads.empty()) {
+      dlogits = othersRead ? alloc(loc, ce.getLogits().getType()) : logits;
+      scale = stepArg(loc, "dloss_scale");
+      for (CrossEntropyGradOp g : grads)
+        buffers[g.getResult()] = dlogits;
+    }
+    b.create<ex::ClassifierOp>(loc, logits, lookup(ce.getTargets()), lossBuffer, dlogits, scale,
+                               ce.getIgnoreIndexAttr());
+    buffers[ce.getResult()] = lossBuffer;
+    return success();
+  }
+  if (auto g = dyn_cast<CrossEntropyGradOp>(op)) {
+    if (!lookup(g.getResult()))
+      return g.emitError("bmb.cross_entropy_grad is lowered with its bmb.cross_entropy (the "
+                         "train step's loss, of the same logits and targets) only");
+    return success();
+  }
   if (auto g = dyn_cast<LinearGradInputOp>(op)) {
     // dx[rows, in] = dy[rows, out] . w[out, in]
     b.create<ex::MatmulOp>(loc, lookup(g.getGrad()), lookup(g.getWeight()), fresh(g.getResult()),
@@ -248,13 +302,39 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
                                   b.getI64IntegerAttr(width / a.getHeads()), a.getScaleAttr());
     return success();
   }
+  if (auto r = dyn_cast<RotaryOp>(op)) {
+    // [B, T, D] rows with [T] positions: the kernel reads one position per
+    // row, so with B > 1 (training) each batch row is its own call on its
+    // slice. B = 1 and positions per row are the inference lowering's.
+    auto xt = cast<RankedTensorType>(r.getInput().getType());
+    int64_t batch = xt.getRank() == 3 ? xt.getDimSize(0) : 1;
+    if (batch == 1 || cast<RankedTensorType>(r.getPositions().getType()).getRank() != 1) {
+      handled = false;
+      return success();
+    }
+    Value out = fresh(r.getResult());
+    int64_t width = xt.getShape().back();
+    for (int64_t i = 0; i < batch; ++i)
+      b.create<ex::RotaryOp>(loc, batchRow(loc, lookup(r.getInput()), i, batch),
+                             lookup(r.getPositions()), batchRow(loc, out, i, batch), Value(),
+                             r.getHeadsAttr(), b.getI64IntegerAttr(width / r.getHeads()),
+                             r.getBaseAttr());
+    return success();
+  }
   if (auto r = dyn_cast<RotaryGradOp>(op)) {
     Value dx = zeroed(loc, r.getResult().getType());
     buffers[r.getResult()] = dx;
-    int64_t width = cast<RankedTensorType>(r.getGrad().getType()).getShape().back();
-    b.create<ex::RotaryGradOp>(loc, lookup(r.getGrad()), lookup(r.getPositions()), dx,
-                               r.getHeadsAttr(), b.getI64IntegerAttr(width / r.getHeads()),
-                               r.getBaseAttr());
+    auto gt = cast<RankedTensorType>(r.getGrad().getType());
+    int64_t width = gt.getShape().back();
+    int64_t batch = gt.getRank() == 3 &&
+                            cast<RankedTensorType>(r.getPositions().getType()).getRank() == 1
+                        ? gt.getDimSize(0)
+                        : 1;
+    for (int64_t i = 0; i < batch; ++i) // per batch row, as the forward
+      b.create<ex::RotaryGradOp>(loc, batchRow(loc, lookup(r.getGrad()), i, batch),
+                                 lookup(r.getPositions()), batchRow(loc, dx, i, batch),
+                                 r.getHeadsAttr(), b.getI64IntegerAttr(width / r.getHeads()),
+                                 r.getBaseAttr());
     return success();
   }
   if (auto s = dyn_cast<SoftmaxGradOp>(op)) {
@@ -393,8 +473,7 @@ LogicalResult EntryLowering::lowerTrainReturn(func::ReturnOp ret) {
     return ret.emitError("a train entry returns the loss only");
   if (ret.getNumOperands() == 1) {
     if (!lossBuffer || lookup(ret.getOperand(0)) != lossBuffer)
-      return ret.emitError("the loss must be a bmb.fused_classifier's (the train lowering "
-                           "supports causal LMs over lm_head for now)");
+      return ret.emitError("the loss must be a bmb.fused_classifier's or a bmb.cross_entropy's");
     b.create<ex::OutputOp>(ret.getLoc(), b.getStringAttr("losses"), lossBuffer,
                            b.getI64IntegerAttr(-1));
   }
@@ -483,7 +562,16 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
   };
   auto schedKind = schedule ? schedule.getAs<StringAttr>("kind") : StringAttr();
   MLIRContext *ctx = module.getContext();
+  // The objective the app prepares batches for (bmb-attach-loss checked it).
+  auto objective = settings.getAs<DictionaryAttr>("objective");
+  auto objKind = objective ? objective.getAs<StringAttr>("kind") : StringAttr();
+  bool masked = objKind && objKind.getValue() == "masked_lm";
   program->setAttr("train", b.getDictionaryAttr({
+      b.getNamedAttr("objective", b.getStringAttr(masked ? "masked_lm" : "causal_lm")),
+      b.getNamedAttr("mask_prob", b.getF64FloatAttr(masked ? settingNum(objective, "prob", 0.15)
+                                                           : 0.0)),
+      b.getNamedAttr("mask_id", b.getI64IntegerAttr(
+                                    masked ? (int64_t)settingNum(objective, "mask_id", -1) : -1)),
       b.getNamedAttr("batch", b.getI64IntegerAttr(batch)),
       b.getNamedAttr("seq", b.getI64IntegerAttr(seq)),
       b.getNamedAttr("optimizer", b.getStringAttr(optKind)),

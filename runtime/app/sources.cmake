@@ -17,6 +17,7 @@ bmrt_add_component(app
   ${CMAKE_CURRENT_LIST_DIR}/train_checkpoint.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_data.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_flags.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/train_mask.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_main.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_progress.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_step.cpp

@@ -96,6 +96,8 @@ TrainFlags parseTrainFlags(int argc, char **argv) {
       f.evalSplitSet = true;
     } else if (name == "--dump-grads") {
       f.dumpGrads = value();
+    } else if (name == "--dump-batch") {
+      f.dumpBatch = value();
     } else if (name == "--print-every") {
       f.printEvery = parseInt(name, value(), 1, kMax);
     } else if (name == "--profile") {
@@ -116,9 +118,9 @@ TrainFlags parseTrainFlags(int argc, char **argv) {
   if (f.evalOnly) {
     if (!f.load)
       throw UsageError("--eval-only needs --load DIR|FILE (the parameters to evaluate)");
-    if (f.save || f.resume || f.dumpGrads || f.saveEvery || f.evalEvery)
+    if (f.save || f.resume || f.dumpGrads || f.dumpBatch || f.saveEvery || f.evalEvery)
       throw UsageError("--eval-only trains nothing: it takes no --save, --resume, "
-                       "--dump-grads, --save-every or --eval-every");
+                       "--dump-grads, --dump-batch, --save-every or --eval-every");
   } else if (f.evalSplitSet) {
     throw UsageError("--eval-split applies to --eval-only");
   }
@@ -192,6 +194,9 @@ void printTrainHelp(FILE *out, const char *argv0, const ProgramInfo &p) {
   std::fprintf(out,
                "  --dump-grads FILE    after the first step's backward: the gradients as "
                ".safetensors (before clipping)\n");
+  std::fprintf(out,
+               "  --dump-batch DIR     the first step's inputs as DIR/tokens.npy and "
+               "DIR/targets.npy (i32 [accum*B, T]; masked for a masked LM)\n");
   std::fprintf(out,
                "  --print-every N      progress line every N steps when not on a terminal "
                "(default 10)\n");

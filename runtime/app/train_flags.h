@@ -41,6 +41,7 @@ struct TrainFlags {
   EvalSplit evalSplit = EvalSplit::HeldOut;
   bool evalSplitSet = false;
   std::optional<std::string> dumpGrads; // --dump-grads FILE
+  std::optional<std::string> dumpBatch; // --dump-batch DIR
   int64_t printEvery = 10;              // plain progress lines (not a terminal)
   bool profile = false;
   bool info = false;

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "app/buffers.h"
 #include "app/info.h"
+#include "app/npy.h"
 #include "app/program_check.h"
 #include "app/train_checkpoint.h"
 #include "app/train_data.h"
@@ -49,6 +50,16 @@ extern "C" void onStopSignal(int sig) {
 }
 
 constexpr double kDefaultValFraction = 0.05;
+
+/// --dump-batch DIR: the step's tokens and targets as the program saw them.
+void dumpBatch(const std::string &dir, const TrainStepper &stepper) {
+  std::filesystem::create_directories(dir);
+  const int64_t rows = (int64_t)stepper.tokens().size();
+  const int64_t seq = stepper.seq();
+  const int64_t shape[2] = {rows / seq, seq};
+  writeNpy(dir + "/tokens.npy", DType::I32, shape, 2, stepper.tokens().data());
+  writeNpy(dir + "/targets.npy", DType::I32, shape, 2, stepper.targets().data());
+}
 
 double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
@@ -287,6 +298,8 @@ int TrainRun::run() {
     const int64_t s = step + 1;
     const double stepStart = now();
     loss = stepper.forwardBackward(s, *trainBatches_);
+    if (flags_.dumpBatch && s == startStep + 1)
+      dumpBatch(*flags_.dumpBatch, stepper);
     if (flags_.dumpGrads && s == startStep + 1) {
       saveGradients(*flags_.dumpGrads, program_, buf);
       progress.message("wrote the gradients of step " + std::to_string(s) + " to " +

@@ -1,9 +1,11 @@
 //===- app/train_step.cpp - Micro-batches through the train entries -------===//
 #include "app/train_step.h"
+#include "app/train_mask.h"
 
 #include "bmrt/training.h"
 
 #include <cstring>
+#include <utility>
 #include <string>
 
 namespace bmrt {
@@ -19,10 +21,23 @@ const TensorRef &tensorNamed(const TensorRef *list, int count, const char *name)
   fail(std::string("train entry has no tensor '") + name + "' (a bmbc bug)");
 }
 
+const TensorRef *findTensor(const TrainEntry &e, const char *name) {
+  for (int i = 0; i < e.numInputs; ++i)
+    if (std::strcmp(e.inputs[i].name, name) == 0)
+      return &e.inputs[i];
+  return nullptr;
+}
+
 // Writes one micro-batch's inputs and returns the entry's losses [B*T].
+// A masked LM's token_types are zeros and its mask ones (windows of the
+// token stream have no segments and no padding).
 const float *writeInputs(const TrainEntry &e, const Buffers &buf, const int32_t *tokens,
                          const int32_t *targets, int64_t rows) {
   char *act = (char *)buf.activations;
+  for (auto [name, value] : {std::pair<const char *, int32_t>{"token_types", 0}, {"mask", 1}})
+    if (const TensorRef *r = findTensor(e, name))
+      for (int64_t i = 0; i < rows; ++i)
+        ((int32_t *)(act + r->offset))[i] = value;
   std::memcpy(act + tensorNamed(e.inputs, e.numInputs, "tokens").offset, tokens,
               (size_t)rows * sizeof(int32_t));
   std::memcpy(act + tensorNamed(e.inputs, e.numInputs, "targets").offset, targets,
@@ -58,6 +73,9 @@ double TrainStepper::forwardBackward(int64_t step, TokenBatches &data) {
   int64_t counted = 0;
   for (int64_t m = 0; m < accum_; ++m) {
     data.next(&tokens_[m * rows], &targets_[m * rows]);
+    if (t.objective == TrainObjective::MaskedLM)
+      maskTokens(t, program_.vocab, seed_, step, (uint32_t)m, &tokens_[m * rows],
+                 &targets_[m * rows], rows);
     counted += count_targets(&targets_[m * rows], rows, kIgnore);
   }
   if (counted == 0)
@@ -103,6 +121,8 @@ double evaluateLoss(Context &ctx, const ProgramInfo &program, const Buffers &buf
   args.seed = seed;
   for (int64_t i = 0; i < batches; ++i) {
     data.batchAt((uint64_t)i, tokens.data(), targets.data());
+    if (t.objective == TrainObjective::MaskedLM)
+      maskTokens(t, program.vocab, seed, i, kEvalMicroStep, tokens.data(), targets.data(), rows);
     for (int64_t b = 0; b < t.batch; ++b)
       if ((uint64_t)(i * t.batch + b) >= windows) // wrapped around: counted already
         for (int64_t r = 0; r < t.seq; ++r)

@@ -34,6 +34,11 @@ public:
   double optimizerStep(int64_t step, double lr);
   /// Tokens per step (B * T * accum).
   int64_t tokensPerStep() const;
+  /// The last step's inputs as the program saw them ([accum, B, T]: masked
+  /// tokens and their targets for a masked LM), for --dump-batch.
+  const std::vector<int32_t> &tokens() const { return tokens_; }
+  const std::vector<int32_t> &targets() const { return targets_; }
+  int64_t seq() const { return program_.train->seq; }
 
 private:
   Context &ctx_;

@@ -3,7 +3,7 @@
 
 usage: check_train.py MODE EXE CONFIG WORKDIR [INFER_EXE]
 
-The train executables are built from test/e2e/train.bmb (jobs named in
+The train executables are built from test/e2e/train*.bmb (jobs named in
 TRAIN below); CONFIG names the model in configs.py. Every mode starts from
 the same Hugging Face checkpoint (hf_reference.hf_model: re-drawn weights,
 save_pretrained) loaded with --load, and from a token file written here
@@ -12,8 +12,9 @@ held-out split, so that step s, row b is the window of T + 1 tokens starting
 at (s * B + b) * T: tokens are its first T, targets its last T.
 
   grads    one step: the loss and every parameter's gradient (--dump-grads,
-           Hugging Face names) against torch autograd of the same batch,
-           then the same for a step of two micro-batches (--accum 2) against
+           Hugging Face names) against torch autograd of the same batch (a
+           masked LM's: the one the executable masked, --dump-batch), then
+           the same for a step of two micro-batches (--accum 2) against
            torch over both at once:
            max |ours - ref| / max |ref| <= 1e-4 per tensor; a tensor whose
            reference is zero or nearly (under 1e-6 of the largest gradient,
@@ -65,19 +66,76 @@ TRAIN = {
     "gpt2-nano": dict(batch=4, seq=64,
                       adamw=dict(lr=1e-3, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1),
                       sgd=dict(lr=0.05, momentum=0.9)),
+    "llama-nano": dict(batch=4, seq=64,
+                       adamw=dict(lr=1e-3, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1),
+                       sgd=dict(lr=0.05, momentum=0.9)),
+    # test/e2e/train_bert.bmb: objective = masked_lm(prob = 0.15, mask_id = 3).
+    "bert-tiny": dict(batch=4, seq=32, masked_lm=dict(prob=0.15, mask_id=3),
+                      adamw=dict(lr=1e-3, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)),
 }
+# The transformers class each family's checkpoint trains as.
+LM_CLASS = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM", "bert": "BertForMaskedLM"}
+# Embedding tables, which our default grouping does not decay.
+EMBEDDINGS = ("wte", "wpe", "embed_tokens", "_embeddings")
 THREADS = ["--threads", "2"]
 
 
 def hf_names_no_decay(model):
     """Our default no-decay set in Hugging Face names: rank-1 tensors
-    (biases, norm weights) and the embeddings (wte, wpe)."""
-    return {n for n, p in model.named_parameters() if p.dim() == 1 or "wte" in n or "wpe" in n}
+    (biases, norm weights) and the embedding tables (EMBEDDINGS)."""
+    return {n for n, p in model.named_parameters()
+            if p.dim() == 1 or any(e in n for e in EMBEDDINGS)}
+
+
+def lm_class(c):
+    import transformers as tf
+    return getattr(tf, LM_CLASS[c["family"]])
 
 
 def load_safetensors(path):
     from safetensors.numpy import load_file
     return load_file(path)
+
+
+def init_model(c):
+    """The checkpoint every mode starts from: hf_reference's model, or for
+    BERT a BertForMaskedLM of its config with every parameter re-drawn."""
+    model = hf_reference.hf_model(c)
+    if c["family"] != "bert":
+        return model
+    import transformers as tf
+    mlm = tf.BertForMaskedLM(model.config).float().eval()
+    hf_reference.redraw(mlm, hf_reference.SEED)
+    return mlm
+
+
+def read_batch(s, dump_dir, window):
+    """The masked batch the executable used (--dump-batch), checked against
+    the windows it masked (`window`, the step's unmasked tokens): unpicked
+    tokens kept, picked ones' targets the window's ids, and [MASK] for most
+    picked tokens."""
+    tokens = np.load(os.path.join(dump_dir, "tokens.npy"))
+    targets = np.load(os.path.join(dump_dir, "targets.npy"))
+    window = window.numpy()
+    picked = targets != -100
+    m = s.t["masked_lm"]
+    bad = []
+    if tokens.shape != window.shape or targets.shape != window.shape:
+        bad.append("--dump-batch shapes %s, %s, want %s"
+                   % (tokens.shape, targets.shape, window.shape))
+        return None, None, bad
+    if (tokens[~picked] != window[~picked]).any():
+        bad.append("unpicked tokens differ from the data")
+    if (targets[picked] != window[picked]).any():
+        bad.append("targets differ from the data's ids at picked positions")
+    frac = picked.mean()
+    masked = (tokens[picked] == m["mask_id"]).mean() if picked.any() else 0
+    print("masked-LM batch: %.3f picked (prob %.2f), %.2f of them [MASK]"
+          % (frac, m["prob"], masked))
+    if not (0.5 * m["prob"] < frac < 1.5 * m["prob"]) or not (0.6 < masked < 0.95):
+        bad.append("picked %.3f / [MASK] %.2f far from prob %.2f / 0.8" % (frac, m["prob"], masked))
+    return (torch.from_numpy(tokens.astype(np.int64)), torch.from_numpy(targets.astype(np.int64)),
+            bad)
 
 
 class Setup:
@@ -89,15 +147,14 @@ class Setup:
         os.makedirs(self.dir, exist_ok=True)
         self.init = os.path.join(self.dir, "init")
         if not os.path.exists(os.path.join(self.init, "model.safetensors")):
-            hf_reference.hf_model(self.c).save_pretrained(self.init, safe_serialization=True)
+            init_model(self.c).save_pretrained(self.init, safe_serialization=True)
         rng = np.random.default_rng(seed)
         self.ids = rng.integers(0, self.c["vocab"], tokens_needed).tolist()
         self.data = os.path.join(self.dir, "data-%d.tok" % seed)
         tokfile.write(self.data, self.ids, self.c["vocab"])
 
     def model(self):
-        import transformers as tf
-        m = tf.GPT2LMHeadModel.from_pretrained(self.init).float()
+        m = lm_class(self.c).from_pretrained(self.init).float()
         m.config._attn_implementation = "eager"
         return m.train()
 
@@ -144,12 +201,19 @@ def check_grads(fails, s, exe, accum=1):
     for f in (dump, log):
         if os.path.exists(f):
             os.remove(f)
+    batch_dir = os.path.join(s.dir, "grads-batch-%d" % accum)
     if not s.run(fails, "one step with --dump-grads (--accum %d)" % accum, exe, "--steps", 1,
-                 "--accum", accum, "--dump-grads", dump, "--log", log):
+                 "--accum", accum, "--dump-grads", dump, "--dump-batch", batch_dir, "--log", log):
         return
     model = s.model()
     parts = [s.batch(i) for i in range(accum)]
     tokens, targets = torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
+    if "masked_lm" in s.t:
+        tokens, targets, bad = read_batch(s, batch_dir, tokens)
+        for b in bad:
+            fails.add(b)
+        if tokens is None:
+            return
     loss = torch_loss(model, tokens, targets)
     loss.backward()
     ours_loss = logged(log)[0]["loss"]
@@ -177,7 +241,8 @@ def check_grads(fails, s, exe, accum=1):
             ok = err <= harness.TOL
             print("%-40s rel %.2e" % (name, err))
         fails.check(ok, "gradient of %s differs: %.2e" % (name, err))
-    extra = sorted(set(ours) - set(ref) - {"lm_head.weight"})
+    # Tied tensors (GPT-2's lm_head, BERT's decoder) are state_dict names too.
+    extra = sorted(set(ours) - set(ref) - set(model.state_dict()))
     fails.check(not extra, "--dump-grads has tensors torch does not: %s" % extra)
 
 
@@ -302,7 +367,7 @@ def check_bad_inputs(fails, s, exe):
     other = os.path.join(s.dir, "other-model")
     if not os.path.exists(os.path.join(other, "model.safetensors")):
         c = dict(s.c, dim=2 * s.c["dim"])
-        hf_reference.hf_model(c).save_pretrained(other, safe_serialization=True)
+        init_model(c).save_pretrained(other, safe_serialization=True)
     refused(fails, "a checkpoint of another model",
             harness.run(base + ["--data", s.data, "--load", other]), 1, "model.safetensors")
     # A learning rate that blows the weights up: the run stops with the
@@ -327,10 +392,11 @@ def check_export(fails, s, exe, infer_exe):
     shutil.rmtree(save, ignore_errors=True)
     if not s.run(fails, "train 3 steps and save", exe, "--steps", 3, "--save", save):
         return
-    import transformers as tf
     ckpt = latest(save)
-    cfg = tf.GPT2Config.from_pretrained(s.init)
-    model = tf.GPT2LMHeadModel(cfg).float().eval()
+    cls = lm_class(s.c)
+    cfg = cls.config_class.from_pretrained(s.init)
+    cfg._attn_implementation = "eager"
+    model = cls(cfg).float().eval()
     missing, unexpected = model.load_state_dict(
         {k: torch.from_numpy(v) for k, v in
          load_safetensors(os.path.join(ckpt, "model.safetensors")).items()}, strict=False)

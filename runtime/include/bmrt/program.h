@@ -169,6 +169,7 @@ struct TrainEntry {
 };
 
 enum class OptimizerKind : int { AdamW, SGD };
+enum class TrainObjective : int { CausalLM, MaskedLM };
 
 /// The train job, as compiled. Batch and sequence length are fixed.
 struct TrainInfo {
@@ -188,6 +189,14 @@ struct TrainInfo {
   // optimizerStep:   clip (clipNorm), update every trainable param, zero grads.
   // evaluate:        forward and losses only; grads untouched.
   TrainEntry forwardBackward, optimizerStep, evaluate;
+  // The objective the app prepares batches for. CausalLM: targets are the
+  // next tokens. MaskedLM: each token is picked with maskProb (BERT's
+  // 80/10/10: maskId / a random id / kept), targets are the picked tokens'
+  // ids, -100 elsewhere; inputs "token_types" (zeros) and "mask" (ones),
+  // when the entry has them.
+  TrainObjective objective = TrainObjective::CausalLM;
+  double maskProb = 0;
+  int64_t maskId = -1;
 };
 
 /// The train executable's main (runtime/app): data, the step loop,

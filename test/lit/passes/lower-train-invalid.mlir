@@ -55,7 +55,7 @@ module {
 module {
   bmb.model @M layer "M" {
     bmb.param @w : tensor<16x8xf32> init normal(0.02)
-    // expected-error @+1 {{input 'pixels': a train program is fed `tokens` and `targets` only (a causal LM)}}
+    // expected-error @+1 {{input 'pixels': a train program is fed `tokens`, `targets`, `token_types` and `mask` only}}
     func.func @train_step(%x: tensor<2x4xi32> {bmb.name = "pixels"}) -> tensor<f32> {
       %c = arith.constant dense<0.0> : tensor<f32>
       return %c : tensor<f32>

@@ -319,6 +319,8 @@ std::optional<program::Program> Sema::run() {
                               "times)");
     return std::nullopt;
   }
+  if (prog.job)
+    applyPrecision(*prog.job, *root);
   prog.model = std::move(root);
   return prog;
 }

@@ -187,6 +187,9 @@ public:
   /// seq = ctx, checkpoint = layer names).
   bool checkJobAgainstModel(const ast::JobDecl &decl, program::Job &job,
                             const LayerInstance &model);
+  /// `precision = fp64`: every f32 tensor of the elaborated model becomes
+  /// f64 (SemaPrecision.cpp).
+  void applyPrecision(const program::Job &job, LayerInstance &root);
 
   //--- Checkpoint name maps (SemaCheckpoint.cpp) --------------------------
   /// A rule as read at the top level: its parts by path, not yet resolved.

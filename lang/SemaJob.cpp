@@ -22,7 +22,7 @@ using K = Constant::Kind;
 namespace {
 
 std::vector<ValueSpec> jobSchema(ast::JobKind kind) {
-  const std::vector<std::string> precisions = {"fp32", "bf16", "fp16"};
+  const std::vector<std::string> precisions = {"fp32", "fp64", "bf16", "fp16"};
   std::vector<ValueSpec> s = {
       {"target", VT::Word, {"host", "cuda"}},
       {"seed", VT::Int, {}},

@@ -170,7 +170,7 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
                          logits, Value(), b.getBoolAttr(true), b.getStringAttr("none"));
     auto lt = cast<MemRefType>(logits.getType());
     int64_t rows = lt.getNumElements() / lt.getShape().back();
-    lossBuffer = b.create<ex::AllocOp>(loc, MemRefType::get({rows}, b.getF32Type()),
+    lossBuffer = b.create<ex::AllocOp>(loc, MemRefType::get({rows}, lt.getElementType()),
                                        IntegerAttr());
     Value scale = backward ? stepArg(loc, "dloss_scale") : Value();
     b.create<ex::ClassifierOp>(loc, logits, lookup(fc.getTargets()), lossBuffer,
@@ -498,8 +498,10 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
     if (settings.get(key))
       return job.emitError("`") << key << "` is not implemented yet for training; remove it to "
                                           "build a single-process fp32 program";
-  if (auto p = settings.getAs<StringAttr>("precision"); p && p.getValue() != "fp32")
-    return job.emitError("precision = ") << p.getValue() << " is not implemented yet (fp32 only)";
+  if (auto p = settings.getAs<StringAttr>("precision");
+      p && !llvm::is_contained({"fp32", "fp64"}, p.getValue()))
+    return job.emitError("precision = ") << p.getValue()
+                                         << " is not implemented yet (fp32 and fp64 are)";
   auto schedule = settings.getAs<DictionaryAttr>("schedule");
   if (settingNum(schedule, "min_lr", 0) != 0)
     return job.emitError("schedule min_lr is not implemented yet (the schedules decay to 0)");

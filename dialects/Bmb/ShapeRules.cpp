@@ -397,7 +397,8 @@ Result crossEntropy(const Sig &logits, const Sig &targets) {
                         " does not match the logits' leading dimensions " +
                         str(lead) +
                         paren(arg("logits", logits), arg("targets", targets)));
-  return Result::of(Sig{DType::F32, {}});
+  // Low-precision logits still give an f32 loss; f64 logits an f64 one.
+  return Result::of(Sig{logits.dtype == DType::F64 ? DType::F64 : DType::F32, {}});
 }
 
 Result arange(int64_t n) {

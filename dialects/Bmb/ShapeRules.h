@@ -83,7 +83,8 @@ Result dropout(const Sig &x, double p);
 /// Binary element-wise ops with numpy broadcasting of trailing dimensions;
 /// both operands must have the same dtype.
 Result broadcast(const Sig &a, const Sig &b, const char *opName);
-/// cross_entropy(logits: [..., V], targets: int[...]) -> f32[] (the mean).
+/// cross_entropy(logits: [..., V], targets: int[...]) -> f32[] (the mean;
+/// f64[] for f64 logits).
 Result crossEntropy(const Sig &logits, const Sig &targets);
 /// arange(n) -> i32[n].
 Result arange(int64_t n);

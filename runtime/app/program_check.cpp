@@ -82,7 +82,12 @@ static void checkTrainProgram(const ProgramInfo &p) {
   for (const TrainEntry *e : {&t.forwardBackward, &t.evaluate}) {
     checkTrainTensor(p, *e, e->inputs, e->numInputs, "tokens", DType::I32, rows);
     checkTrainTensor(p, *e, e->inputs, e->numInputs, "targets", DType::I32, rows);
-    checkTrainTensor(p, *e, e->outputs, e->numOutputs, "losses", DType::F32, rows);
+    // f32, or f64 in a program compiled with precision = fp64.
+    DType lossType = DType::F32;
+    for (int i = 0; i < e->numOutputs; i++)
+      if (std::strcmp(e->outputs[i].name, "losses") == 0 && e->outputs[i].dtype == DType::F64)
+        lossType = DType::F64;
+    checkTrainTensor(p, *e, e->outputs, e->numOutputs, "losses", lossType, rows);
   }
   for (int i = 0; i < p.numParams; i++) {
     const ParamInfo &q = p.params[i];

@@ -28,11 +28,23 @@ const TensorRef *findTensor(const TrainEntry &e, const char *name) {
   return nullptr;
 }
 
+// An entry's per-row losses: f32, or f64 in an fp64 program.
+struct Losses {
+  const char *at;
+  DType dtype;
+  double sum(int64_t rows) const {
+    double s = 0;
+    for (int64_t r = 0; r < rows; ++r)
+      s += dtype == DType::F64 ? ((const double *)at)[r] : (double)((const float *)at)[r];
+    return s;
+  }
+};
+
 // Writes one micro-batch's inputs and returns the entry's losses [B*T].
 // A masked LM's token_types are zeros and its mask ones (windows of the
 // token stream have no segments and no padding).
-const float *writeInputs(const TrainEntry &e, const Buffers &buf, const int32_t *tokens,
-                         const int32_t *targets, int64_t rows) {
+Losses writeInputs(const TrainEntry &e, const Buffers &buf, const int32_t *tokens,
+                   const int32_t *targets, int64_t rows) {
   char *act = (char *)buf.activations;
   for (auto [name, value] : {std::pair<const char *, int32_t>{"token_types", 0}, {"mask", 1}})
     if (const TensorRef *r = findTensor(e, name))
@@ -42,14 +54,8 @@ const float *writeInputs(const TrainEntry &e, const Buffers &buf, const int32_t 
               (size_t)rows * sizeof(int32_t));
   std::memcpy(act + tensorNamed(e.inputs, e.numInputs, "targets").offset, targets,
               (size_t)rows * sizeof(int32_t));
-  return (const float *)(act + tensorNamed(e.outputs, e.numOutputs, "losses").offset);
-}
-
-double sumLosses(const float *losses, int64_t rows) {
-  double sum = 0;
-  for (int64_t r = 0; r < rows; ++r)
-    sum += (double)losses[r];
-  return sum;
+  const TensorRef &losses = tensorNamed(e.outputs, e.numOutputs, "losses");
+  return {act + losses.offset, losses.dtype};
 }
 
 } // namespace
@@ -86,11 +92,11 @@ double TrainStepper::forwardBackward(int64_t step, TokenBatches &data) {
   args.seed = seed_;
   double sum = 0;
   for (int64_t m = 0; m < accum_; ++m) {
-    const float *losses =
+    const Losses losses =
         writeInputs(t.forwardBackward, buf_, &tokens_[m * rows], &targets_[m * rows], rows);
     args.microStep = m;
     t.forwardBackward.fn(ctx_, buf_, args);
-    sum += sumLosses(losses, rows);
+    sum += losses.sum(rows);
   }
   return sum * args.dlossScale;
 }
@@ -128,10 +134,10 @@ double evaluateLoss(Context &ctx, const ProgramInfo &program, const Buffers &buf
         for (int64_t r = 0; r < t.seq; ++r)
           targets[b * t.seq + r] = (int32_t)kIgnore;
     const int64_t n = count_targets(targets.data(), rows, kIgnore);
-    const float *losses = writeInputs(t.evaluate, buf, tokens.data(), targets.data(), rows);
+    const Losses losses = writeInputs(t.evaluate, buf, tokens.data(), targets.data(), rows);
     args.dlossScale = n > 0 ? 1.0 / (double)n : 1.0;
     t.evaluate.fn(ctx, buf, args);
-    sum += sumLosses(losses, rows);
+    sum += losses.sum(rows);
     counted += n;
   }
   if (targetsCounted)

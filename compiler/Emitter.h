@@ -14,6 +14,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace mlir::bmb::exec {
@@ -50,6 +52,20 @@ inline int64_t product(ArrayRef<int64_t> s) {
   for (int64_t d : s)
     p *= d;
   return p;
+}
+
+/// The shortest decimal that reads back as `v`: a generated kernel's
+/// constant must be the compiler's constant to the last bit (a 6-digit
+/// sqrt(2/pi) in the GELU of an f64 forward is off by 5e-8 from the runtime's
+/// backward, which finite-difference checks in f64 see).
+inline std::string cDouble(double v) {
+  char b[40];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(b, sizeof b, "%.*e", digits - 1, v);
+    if (std::strtod(b, nullptr) == v)
+      break;
+  }
+  return b;
 }
 
 /// A DType enumerator of program.h.

@@ -534,6 +534,12 @@ struct LowerBmbToExecPass : mlir::bmb::impl::LowerBmbToExecPassBase<LowerBmbToEx
                                       "the compression work); remove it to build in fp32";
       return signalPassFailure();
     }
+    // fp64 is for training's gradient checks; the app samples f32 logits.
+    if (auto p = settings.getAs<StringAttr>("precision"); p && p.getValue() != "fp32") {
+      job.emitError("precision = ") << p.getValue()
+                                    << " is not implemented yet for infer programs (fp32 only)";
+      return signalPassFailure();
+    }
     if (settings.get("memory")) {
       job.emitError("memory budgets (CPU-GPU layer scheduling) are not implemented yet; "
                     "remove `memory` to build a program that keeps every layer resident");

@@ -123,7 +123,14 @@ public:
         settings.push_back(b.getNamedAttr("batch", b.getI64IntegerAttr(j.batch)));
       if (!j.settings.count("seq"))
         settings.push_back(b.getNamedAttr("seq", b.getI64IntegerAttr(j.seq)));
-      b.create<bd::JobOp>(loc(j.loc), j.name, static_cast<bd::JobKind>(j.kind),
+      // Each setting's line travels as a named part of the job's location
+      // (settingLoc in passes/EntryLowering.h): errors about one setting
+      // point at it. Diagnostics show the first part, the job.
+      SmallVector<Location> locs{loc(j.loc)};
+      for (const auto &[k, v] : j.settings)
+        if (v.loc.valid())
+          locs.push_back(NameLoc::get(b.getStringAttr(k), loc(v.loc)));
+      b.create<bd::JobOp>(FusedLoc::get(&ctx, locs), j.name, static_cast<bd::JobKind>(j.kind),
                            modelName, DictionaryAttr::get(&ctx, settings), j.from,
                            j.recipe);
     }

@@ -31,6 +31,17 @@ LogicalResult lowerParams(ModelOp model, ex::ProgramOp program);
 /// The checkpoint name maps of `model` as bmb_exec.name_maps.
 void lowerNameMaps(ModelOp model, ex::ProgramOp program);
 
+/// Where the job's setting `key` was written: MLIRGen gives a job the
+/// location fused["job", "key"("setting"), ...], so an error about one
+/// setting points at its line; the job's own location otherwise.
+inline Location settingLoc(JobOp job, StringRef key) {
+  if (auto fused = dyn_cast<FusedLoc>(job.getLoc()))
+    for (Location l : fused.getLocations())
+      if (auto n = dyn_cast<NameLoc>(l); n && n.getName() == key)
+        return n.getChildLoc();
+  return job.getLoc();
+}
+
 /// Lowers the module's train job (LowerTrain.cpp).
 LogicalResult lowerTrainJob(ModuleOp module, JobOp job);
 

@@ -536,8 +536,8 @@ struct LowerBmbToExecPass : mlir::bmb::impl::LowerBmbToExecPassBase<LowerBmbToEx
     }
     // fp64 is for training's gradient checks; the app samples f32 logits.
     if (auto p = settings.getAs<StringAttr>("precision"); p && p.getValue() != "fp32") {
-      job.emitError("precision = ") << p.getValue()
-                                    << " is not implemented yet for infer programs (fp32 only)";
+      emitError(settingLoc(job, "precision"), "precision = ")
+          << p.getValue() << " is not implemented yet for infer programs (fp32 only)";
       return signalPassFailure();
     }
     if (settings.get("memory")) {

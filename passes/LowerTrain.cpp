@@ -500,8 +500,8 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
                                           "build a single-process fp32 program";
   if (auto p = settings.getAs<StringAttr>("precision");
       p && !llvm::is_contained({"fp32", "fp64"}, p.getValue()))
-    return job.emitError("precision = ") << p.getValue()
-                                         << " is not implemented yet (fp32 and fp64 are)";
+    return emitError(settingLoc(job, "precision"), "precision = ")
+           << p.getValue() << " is not implemented yet (fp32 and fp64 are)";
   auto schedule = settings.getAs<DictionaryAttr>("schedule");
   if (settingNum(schedule, "min_lr", 0) != 0)
     return job.emitError("schedule min_lr is not implemented yet (the schedules decay to 0)");

@@ -281,6 +281,8 @@ TEST(ShapeRulesTest, Broadcast) {
 
 TEST(ShapeRulesTest, CrossEntropy) {
   expectOk(crossEntropy(bf16({8, 256, 512}), i32({8, 256})), f32({}));
+  // An f64 program (precision = fp64) keeps its loss in f64.
+  expectOk(crossEntropy(Sig{DType::F64, {8, 256, 512}}, i32({8, 256})), Sig{DType::F64, {}});
   expectError(
       crossEntropy(f32({8, 256, 512}), i32({8, 128})),
       "cross_entropy: targets shape [8, 128] does not match the logits' "

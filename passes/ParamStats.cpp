@@ -158,11 +158,15 @@ FailureOr<ModelParamStats> computeModel(ModelOp model, ModuleOp module) {
     mem.statesPerElement = states;
     mem.paramBytes = stats.bytes;
     mem.gradBytes = stats.trainableBytes; // same dtype as the parameter
+    // f32 states (the fp32 master copy of mixed precision too); an fp64
+    // program keeps them in f64, as its params.
+    if (auto p = job.getSettings().getAs<StringAttr>("precision"); p && p.getValue() == "fp64")
+      mem.stateType = "f64";
     mem.optimizerBytes = stats.trainableElements;
-    if (!mulInto(mem.optimizerBytes, states * 4))
+    if (!mulInto(mem.optimizerBytes, states * (mem.stateType == "f64" ? 8 : 4)))
       return job.emitError("bmb-param-stats: the optimizer state of @")
-             << mem.job << " (" << states
-             << " x f32 per trainable element) overflows int64";
+             << mem.job << " (" << states << " x " << mem.stateType
+             << " per trainable element) overflows int64";
     mem.totalBytes = mem.paramBytes;
     if (!addInto(mem.totalBytes, mem.gradBytes) ||
         !addInto(mem.totalBytes, mem.optimizerBytes))
@@ -222,7 +226,7 @@ void mlir::bmb::printParamStats(const ParamStats &stats,
       };
       mem("parameters", j.paramBytes);
       mem("gradients", j.gradBytes);
-      mem("optimizer state (" + std::to_string(j.statesPerElement) + " x f32)",
+      mem("optimizer state (" + std::to_string(j.statesPerElement) + " x " + j.stateType + ")",
           j.optimizerBytes);
       mem("total", j.totalBytes);
     }

@@ -36,10 +36,11 @@ struct DTypeParamStats {
 struct JobMemoryStats {
   std::string job;              // "pretrain"
   std::string optimizer;        // "adamw", "sgd", ...
-  int64_t statesPerElement = 0; // f32 optimizer states per trainable element
+  int64_t statesPerElement = 0; // optimizer states per trainable element
+  std::string stateType = "f32"; // f64 in a precision = fp64 job
   int64_t paramBytes = 0;
   int64_t gradBytes = 0;      // trainable parameters only, in their dtype
-  int64_t optimizerBytes = 0; // statesPerElement * 4 per trainable element
+  int64_t optimizerBytes = 0; // statesPerElement states of stateType per trainable element
   int64_t totalBytes = 0;
 };
 

@@ -164,7 +164,8 @@ struct TrainEntry {
   TrainFn fn;
   const TensorRef *inputs;   // "tokens" i32 [B, T], "targets" i32 [B, T] (-100 = ignore)
   int numInputs;
-  const TensorRef *outputs;  // "losses" f32 [B*T]: per-row loss, 0 where ignored
+  const TensorRef *outputs;  // "losses" f32 [B*T] (f64 in a precision = fp64 program):
+                             // per-row loss, 0 where ignored
   int numOutputs;
 };
 

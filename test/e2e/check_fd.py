@@ -28,7 +28,9 @@ away from uniform, so no term of the gradient vanishes by symmetry):
   3. loss: `--eval-only --load P --eval-split all` evaluates that one batch
      (its B*T targets) and prints the loss with 17 significant digits; it
      must equal the loss the training step logged (the two entries'
-     forwards agree);
+     forwards agree) and the loss of the same model in numpy
+     (fd_reference.py) to 1e-8, so the function differentiated is the
+     model's;
   4. per parameter tensor: a random unit direction v, the central
      difference of L along v against <G, v>, relative error <= 1e-6; and
      the same for three single coordinates (the largest |G| and two random
@@ -51,6 +53,7 @@ from safetensors.numpy import load_file, save_file
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import fd_reference  # noqa: E402
 import harness  # noqa: E402
 import tokfile  # noqa: E402
 
@@ -65,20 +68,22 @@ H = 3e-4           # step along a unit direction (fourth-order differences)
 SMALL = 1e-4       # below SMALL * max |G|, derivatives are compared absolutely
 COORDS = 3         # single coordinates per tensor
 NOISE = 0.3        # std of the perturbation of the second point
+REF_TOL = 1e-8     # the loss against fd_reference.py (float32 eps/scale/base)
 
 
 class Run:
     def __init__(self, exe, workdir, fails):
         self.exe = exe
-        self.job = JOBS[os.path.basename(exe)]
+        self.name = os.path.basename(exe)
+        self.job = JOBS[self.name]
         self.dir = os.path.join(workdir, "fd-" + os.path.basename(exe))
         os.makedirs(self.dir, exist_ok=True)
         self.fails = fails
         B, T, V = self.job["batch"], self.job["seq"], self.job["vocab"]
         self.targets = B * T
         self.data = os.path.join(self.dir, "one-batch.tok")
-        ids = np.random.default_rng(11).integers(0, V, B * T + 1).tolist()
-        tokfile.write(self.data, ids, V)
+        self.ids = np.random.default_rng(11).integers(0, V, B * T + 1).tolist()
+        tokfile.write(self.data, self.ids, V)
         self.evals = 0
 
     def exe_run(self, label, *args):
@@ -145,7 +150,12 @@ class Run:
         self.fails.check(abs(base - logged) <= 1e-8 * abs(base),
                          "%s: --eval-only loss %.17g vs the step's logged loss %.9g"
                          % (label, base, logged))
-        print("%s: loss %.17g (%d tensors)" % (label, base, len(params)))
+        ref = fd_reference.loss(self.name, params, self.ids, self.job["batch"], self.job["seq"])
+        self.fails.check(abs(base - ref) <= REF_TOL * abs(ref),
+                         "%s: loss %.17g vs the numpy reference %.17g (rel %.1e > %g)"
+                         % (label, base, ref, abs(base - ref) / abs(ref), REF_TOL))
+        print("%s: loss %.17g, numpy reference %.17g (%d tensors)"
+              % (label, base, ref, len(params)))
         rng = np.random.default_rng(5)
         floor = SMALL * max(float(np.abs(g).max()) for g in grads.values())
         worst = 0.0

@@ -334,24 +334,6 @@ void Emitter::emitOp(Operation *op) {
     return;
   }
   if (auto r = dyn_cast<RotaryOp>(op)) {
-    // Training's [B, T, ...] batch with positions of one sequence ([T]): one
-    // call per sequence, as rotary_backward (the kernel reads pos[r] per row).
-    int64_t perSeq = mt(r.getPositions()).getNumElements();
-    int64_t rows = mt(r.getX()).getNumElements() / last(r.getX());
-    if (!r.getRows() && perSeq > 0 && perSeq < rows) {
-      if (rows % perSeq) {
-        error(op, "emission: rotary over ") << rows << " rows with " << perSeq << " positions";
-        return;
-      }
-      int64_t stride = perSeq * last(r.getX());
-      os << in << "for (int64_t s = 0; s < " << rows / perSeq << "; ++s)\n"
-         << in << "  rotary_forward<" << cType(mt(r.getOut()).getElementType()) << ">(ctx, "
-         << name(r.getOut()) << " + s * " << stride << ", " << name(r.getX()) << " + s * "
-         << stride << ", " << name(r.getPositions()) << ", " << perSeq << ", " << r.getHeads()
-         << ", " << r.getHeadDim() << ", " << last(r.getX()) << ", "
-         << llvm::formatv("{0:e}f", r.getBase().convertToDouble()).str() << ");\n";
-      return;
-    }
     os << in << "rotary_forward<" << cType(mt(r.getOut()).getElementType()) << ">(ctx, " << name(r.getOut()) << ", " << name(r.getX()) << ", "
        << name(r.getPositions()) << ", " << rowsOf(r.getX(), r.getRows()) << ", " << r.getHeads()
        << ", " << r.getHeadDim() << ", " << last(r.getX()) << ", "

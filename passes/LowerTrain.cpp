@@ -189,7 +189,7 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
     Value logits = lookup(ce.getLogits());
     auto lt = cast<MemRefType>(logits.getType());
     int64_t rows = lt.getNumElements() / lt.getShape().back();
-    lossBuffer = b.create<ex::AllocOp>(loc, MemRefType::get({rows}, b.getF32Type()),
+    lossBuffer = b.create<ex::AllocOp>(loc, MemRefType::get({rows}, lt.getElementType()),
                                        IntegerAttr());
     SmallVector<CrossEntropyGradOp> grads;
     bool othersRead = false;

@@ -5,7 +5,9 @@ usage: check_fd.py EXE WORKDIR
 
 EXE is a train executable of test/e2e/fd.bmb (its job, the file's name,
 selects the row of JOBS below): a small model around one GPT-2 `Block`
-(fd_block) or two `LlamaBlock`s (fd_llama) of stdlib/nn.bmb, compiled with
+with a tied head, whose loss is the fused classifier (fd_block), or two
+`LlamaBlock`s with a biased head, whose loss is bmb.cross_entropy on the
+model's logits (fd_llama), of stdlib/nn.bmb, compiled with
 `precision = fp64`, so every tensor of the program is float64.
 
 Why this is independent of the gradient code: the gradient is the

@@ -75,7 +75,7 @@ def one_block(W, tokens, heads=4):
 
 def two_llama_blocks(W, tokens, heads=4, kv_heads=2):
     """fd_llama: embedding, two Llama blocks (stacked params [2, ...]),
-    final RMSNorm (eps 1e-6), untied head."""
+    final RMSNorm (eps 1e-6), untied head with a bias."""
     x = W["embed.w"][tokens]
     for i in range(W["h.attn.q.w"].shape[0]):
         p = {k[2:]: v[i] for k, v in W.items() if k.startswith("h.")}
@@ -87,7 +87,7 @@ def two_llama_blocks(W, tokens, heads=4, kv_heads=2):
         h = rmsnorm(x, p["mlp_norm.w"], 1e-5)
         x = x + linear(silu(linear(h, p["mlp.gate.w"])) * linear(h, p["mlp.up.w"]),
                        p["mlp.down.w"])
-    return linear(rmsnorm(x, W["norm.w"], 1e-6), W["head.w"])
+    return linear(rmsnorm(x, W["norm.w"], 1e-6), W["head.w"], W["head.b"])
 
 
 MODELS = {"fd_block": one_block, "fd_llama": two_llama_blocks}

@@ -393,6 +393,8 @@ void Emitter::emitTrainTables(ArrayRef<func::FuncOp> entries) {
                                                       : "TrainObjective::CausalLM")
      << ", " << trainNum(train, "mask_prob") << ", " << trainInt(train, "mask_id")
      << ", // objective, mask prob, mask id\n"
+     << "  " << trainInt(train, "eval_every") << ", " << trainInt(train, "save_every") << ", "
+     << trainInt(train, "log_every") << ", // the job's eval_every, save_every, log_every\n"
      << "};\n\n";
   int64_t numParams = llvm::range_size(program.getOps<ParamOp>());
   int64_t numMaps = llvm::range_size(program.getOps<NameMapOp>());

@@ -590,6 +590,9 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
       b.getNamedAttr("steps", b.getI64IntegerAttr((int64_t)settingNum(settings, "steps", 0))),
       b.getNamedAttr("accumulate",
                      b.getI64IntegerAttr((int64_t)settingNum(settings, "grad_accum", 1))),
+      b.getNamedAttr("eval_every", b.getI64IntegerAttr((int64_t)settingNum(settings, "eval_every", 0))),
+      b.getNamedAttr("save_every", b.getI64IntegerAttr((int64_t)settingNum(settings, "save_every", 0))),
+      b.getNamedAttr("log_every", b.getI64IntegerAttr((int64_t)settingNum(settings, "log_every", 0))),
       b.getNamedAttr("data", str(data, "path")),
       b.getNamedAttr("data_tokenizer", str(data, "tokenizer")),
   }));

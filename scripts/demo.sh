@@ -69,7 +69,7 @@ heading "6/8 train for $STEPS steps (Ctrl-C saves a checkpoint and stops)"
 rm -rf "$DEMO/ckpt" "$DEMO/metrics.jsonl"
 echo "\$ gpt2-train --data fortunes.tok --steps $STEPS --save ckpt --log metrics.jsonl"
 "$DEMO/gpt2-train" --data "$DEMO/data/fortunes.tok" --steps "$STEPS" --seed 1 \
-  --save "$DEMO/ckpt" --save-every 100 --eval-every 50 --log "$DEMO/metrics.jsonl" || exit 1
+  --save "$DEMO/ckpt" --save-every 100 --log "$DEMO/metrics.jsonl" || exit 1
 CKPT="$DEMO/ckpt/$(cat "$DEMO/ckpt/latest")"
 
 heading "7/8 the loss curve"

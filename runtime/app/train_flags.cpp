@@ -57,14 +57,16 @@ TrainFlags parseTrainFlags(int argc, char **argv) {
     } else if (name == "--save") {
       f.save = value();
     } else if (name == "--save-every") {
-      f.saveEvery = parseInt(name, value(), 1, std::numeric_limits<int64_t>::max() / 2);
+      f.saveEvery = parseInt(name, value(), 0, std::numeric_limits<int64_t>::max() / 2);
+      f.saveEverySet = true;
     } else if (name == "--keep") {
       f.keep = parseInt(name, value(), 1, kMax);
     } else if (name == "--resume") {
       noValue();
       f.resume = true;
     } else if (name == "--eval-every") {
-      f.evalEvery = parseInt(name, value(), 1, std::numeric_limits<int64_t>::max() / 2);
+      f.evalEvery = parseInt(name, value(), 0, std::numeric_limits<int64_t>::max() / 2);
+      f.evalEverySet = true;
     } else if (name == "--eval-batches") {
       f.evalBatches = parseInt(name, value(), 1, kMax);
     } else if (name == "--val-fraction") {
@@ -100,6 +102,7 @@ TrainFlags parseTrainFlags(int argc, char **argv) {
       f.dumpBatch = value();
     } else if (name == "--print-every") {
       f.printEvery = parseInt(name, value(), 1, kMax);
+      f.printEverySet = true;
     } else if (name == "--profile") {
       noValue();
       f.profile = true;
@@ -127,6 +130,17 @@ TrainFlags parseTrainFlags(int argc, char **argv) {
   if (f.saveEvery && !f.save)
     throw UsageError("--save-every needs --save DIR");
   return f;
+}
+
+void applyJobDefaults(TrainFlags &f, const TrainInfo &train) {
+  if (f.evalOnly)
+    return;
+  if (!f.saveEverySet && f.save)
+    f.saveEvery = train.saveEvery;
+  if (!f.evalEverySet && (!f.valFraction || *f.valFraction > 0))
+    f.evalEvery = train.evalEvery;
+  if (!f.printEverySet && train.logEvery > 0)
+    f.printEvery = train.logEvery;
 }
 
 static const char *scheduleName(int s) {
@@ -176,12 +190,16 @@ void printTrainHelp(FILE *out, const char *argv0, const ProgramInfo &p) {
   std::fprintf(out,
                "  --save DIR           write checkpoints to DIR/step-NNNNNNN (at the end, "
                "every --save-every steps, on SIGINT/SIGTERM)\n");
-  std::fprintf(out, "  --save-every N       also save every N steps\n");
+  std::fprintf(out, "  --save-every N       also save every N steps (default %lld: %s)\n",
+               (long long)t.saveEvery, t.saveEvery ? "the job's save_every" : "off");
   std::fprintf(out, "  --keep K             keep the newest K checkpoints (default 3)\n");
   std::fprintf(out,
                "  --resume             continue from the newest complete checkpoint in "
                "--save DIR, exactly as if never stopped\n");
-  std::fprintf(out, "  --eval-every N       evaluate on the held-out split every N steps\n");
+  std::fprintf(out,
+               "  --eval-every N       evaluate on the held-out split every N steps "
+               "(default %lld: %s)\n",
+               (long long)t.evalEvery, t.evalEvery ? "the job's eval_every" : "off");
   std::fprintf(out, "  --eval-batches N     batches per evaluation (default 8)\n");
   std::fprintf(out,
                "  --eval-only          with --load: print loss and perplexity, then exit\n");
@@ -199,7 +217,9 @@ void printTrainHelp(FILE *out, const char *argv0, const ProgramInfo &p) {
                "DIR/targets.npy (i32 [accum*B, T]; masked for a masked LM)\n");
   std::fprintf(out,
                "  --print-every N      progress line every N steps when not on a terminal "
-               "(default 10)\n");
+               "(default %lld%s)\n",
+               (long long)(t.logEvery > 0 ? t.logEvery : 10),
+               t.logEvery > 0 ? ": the job's log_every" : "");
   std::fprintf(out,
                "  --threads N          CPU threads (default: OMP_NUM_THREADS or all cores; "
                "a resume is bit-identical with the same N)\n");

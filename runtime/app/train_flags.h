@@ -43,6 +43,8 @@ struct TrainFlags {
   std::optional<std::string> dumpGrads; // --dump-grads FILE
   std::optional<std::string> dumpBatch; // --dump-batch DIR
   int64_t printEvery = 10;              // plain progress lines (not a terminal)
+  // Which of the three above the command line set (else the job's defaults).
+  bool saveEverySet = false, evalEverySet = false, printEverySet = false;
   bool profile = false;
   bool info = false;
   bool help = false;
@@ -50,6 +52,12 @@ struct TrainFlags {
 
 /// Parses argv[1..argc); throws UsageError naming the flag and the problem.
 TrainFlags parseTrainFlags(int argc, char **argv);
+
+/// Fills --save-every, --eval-every and --print-every that the command line
+/// left unset from the job's save_every, eval_every and log_every, where they
+/// apply (saving needs --save, evaluation held-out data, so a job default
+/// never turns into an error).
+void applyJobDefaults(TrainFlags &flags, const TrainInfo &train);
 
 /// --help: every flag, with this program's defaults (batch and sequence
 /// length are fixed at compile time and printed as such).

@@ -367,6 +367,7 @@ int train_main(int argc, char **argv, const ProgramInfo &program) {
       printTrainHelp(stdout, argv0, program);
       return 0;
     }
+    applyJobDefaults(flags, *program.train);
     return TrainRun(flags, program).run();
   } catch (const UsageError &e) {
     std::fprintf(stderr, "error: %s\n(%s --help lists the flags)\n", e.what(), argv0);

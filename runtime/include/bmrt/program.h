@@ -198,6 +198,9 @@ struct TrainInfo {
   TrainObjective objective = TrainObjective::CausalLM;
   double maskProb = 0;
   int64_t maskId = -1;
+  // The job's eval_every / save_every / log_every (0 = not set): defaults of
+  // --eval-every, --save-every and --print-every.
+  int64_t evalEvery = 0, saveEvery = 0, logEvery = 0;
 };
 
 /// The train executable's main (runtime/app): data, the step loop,

@@ -8,7 +8,8 @@
 // CHECK-LABEL: bmb_exec.program @pretrain
 // CHECK-SAME: train = {accumulate = 1 : i64, batch = 2 : i64, beta1 = 9.000000e-01 : f64
 // CHECK-SAME: clip = 1.000000e+00 : f64, data = "corpus.txt", data_tokenizer = "byte"
-// CHECK-SAME: opt_slots = 2 : i64, optimizer = "adamw", schedule = "cosine", seq = 4 : i64, steps = 10 : i64, warmup = 2 : i64
+// CHECK-SAME: eval_every = 0 : i64, log_every = 0 : i64
+// CHECK-SAME: opt_slots = 2 : i64, optimizer = "adamw", save_every = 0 : i64, schedule = "cosine", seq = 4 : i64, steps = 10 : i64, warmup = 2 : i64
 // CHECK: bmb_exec.param @wpe.w frozen : memref<4x8xf32>
 // The one param AdamW decays.
 // CHECK: bmb_exec.param @h.fc.w stacked decay : memref<2x8x8xf32>

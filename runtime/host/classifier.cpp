@@ -13,6 +13,7 @@
 //    its row and no exception crosses an OpenMP region.
 //
 //===----------------------------------------------------------------------===//
+#include "bmrt/elementwise.h"
 #include "bmrt/training.h"
 #include "host/host_common.h"
 
@@ -74,16 +75,21 @@ void fused_classifier_forward_backward(Context &ctx, T *losses, T *dlogits,
       mx = x[i] > mx ? x[i] : mx;
     // Read before d (which may be x) is overwritten.
     const double shiftedTarget = double(x[t]) - double(mx);
+    // exp_fast: the vectorised exp of elementwise.h (libm's expf is a call
+    // that keeps this loop scalar: 3x slower over a 50k row). The double sum
+    // vectorises too (each lane converts its floats).
     double sum = 0;
     if (d) {
+#pragma omp simd reduction(+ : sum)
       for (int64_t i = 0; i < V; ++i) {
-        const T e = std::exp(x[i] - mx); // <= 1: no overflow
+        const T e = exp_fast(x[i] - mx); // <= 1: no overflow
         sum += double(e);
         d[i] = e;
       }
     } else {
+#pragma omp simd reduction(+ : sum)
       for (int64_t i = 0; i < V; ++i)
-        sum += double(std::exp(x[i] - mx));
+        sum += double(exp_fast(x[i] - mx));
     }
     losses[r] = T(std::log(sum) - shiftedTarget);
     if (d) {

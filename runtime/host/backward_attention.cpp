@@ -119,7 +119,11 @@ void attention_backward(Context &ctx, const AttentionArgs &args, T *dq, T *dk, T
   const int64_t items = a.batch * a.kvHeads; // (sequence, kv head)
   const int64_t blocks = (R + kQueryBlock - 1) / kQueryBlock;
 
-#pragma omp parallel num_threads(threadCount(ctx)) if (items > 1)
+  // Always a parallel region, even for one item: inside one, OpenBLAS runs
+  // single-threaded, so the tiles' bits never depend on the thread count.
+  // (Fewer items than threads leaves threads idle: batch x kvHeads is the
+  // parallelism, 48 at GPT-2 small's B = 4.)
+#pragma omp parallel num_threads(threadCount(ctx))
   {
     // S/P then dP/dS of one block of queries, [kQueryBlock, R] each.
     std::unique_ptr<T[]> scratch(new T[2 * kQueryBlock * R]);

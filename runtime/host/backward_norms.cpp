@@ -3,13 +3,10 @@
 // Why it is shaped like this:
 //  - The forward_save variants repeat norms.cpp's row arithmetic exactly, so
 //    their output is bit-identical to layernorm_forward / rmsnorm_forward.
-//  - layernorm_backward makes one pass over the rows (x and dout are read
-//    from memory once): dx per row, and dw/db as partial sums per chunk of
+//  - The backwards make one pass over the rows (x and dout are read from
+//    memory once): dx per row, and dw/db as partial sums per chunk of
 //    kRowChunk rows, added up afterwards in chunk order. The chunks do not
 //    depend on the thread count, so neither do the bits; no atomics.
-//  - rmsnorm_backward: dx is row-parallel (rows are independent); dw is
-//    split over blocks of kColumnBlock columns, each thread walking all
-//    rows in order for its columns.
 //  - mean/rstd may be given (saved by the forward, as llm.c does) or null
 //    (recomputed here with the forward's arithmetic).
 // Accumulation is in T, like the forward.
@@ -26,8 +23,7 @@
 namespace bmrt {
 namespace {
 
-constexpr int64_t kColumnBlock = 64; // rmsnorm: columns per dw work item
-constexpr int64_t kRowChunk = 32;    // layernorm: rows per dw/db partial sum
+constexpr int64_t kRowChunk = 32; // rows per dw/db partial sum
 
 using host::threadCount;
 
@@ -182,54 +178,54 @@ void rmsnorm_backward(Context &ctx, T *dx, T *dw, const T *dout, const T *x, con
   host::checkRowShape("rmsnorm_backward", rows, C);
   if (rows == 0)
     return;
-  std::vector<T> stats; // [rows] when recomputed
-  if (!rstd) {
-    stats.resize(rows);
-#pragma omp parallel for num_threads(threadCount(ctx)) schedule(static) if (rows > 1)
-    for (int64_t r = 0; r < rows; ++r)
-      stats[r] = rmsnormRstd(x + r * C, C, eps);
-    rstd = stats.data();
-  }
-  const int64_t blocks = (C + kColumnBlock - 1) / kColumnBlock;
+  const int64_t chunks = (rows + kRowChunk - 1) / kRowChunk;
+  // Per chunk of rows, its partial sum of dw: [chunks, C].
+  std::vector<T> partial(dw ? chunks * C : 0);
 
-#pragma omp parallel num_threads(threadCount(ctx))
+#pragma omp parallel num_threads(threadCount(ctx)) if (rows > 1)
   {
-    // dx += rstd * (dnorm - xhat * mean(dnorm * xhat)), dnorm = dout * w,
-    // xhat = x * rstd.
-    if (dx) {
-#pragma omp for schedule(static) nowait
-      for (int64_t r = 0; r < rows; ++r) {
+    // One pass over the rows, as layernorm_backward:
+    //   dx += rstd * (dnorm - xhat * mean(dnorm * xhat)), dnorm = dout * w,
+    //   xhat = x * rstd; dw += sum_r dout * xhat.
+#pragma omp for schedule(static)
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      T *dwPart = dw ? partial.data() + chunk * C : nullptr; // [C]
+      if (dw)
+        std::fill(dwPart, dwPart + C, T(0));
+      for (int64_t r = chunk * kRowChunk; r < std::min(rows, (chunk + 1) * kRowChunk); ++r) {
         const T *xr = x + r * C;    // [C]
         const T *dr = dout + r * C; // [C]
-        T *dxr = dx + r * C;        // [C]
-        const T s = rstd[r];
+        const T s = rstd ? rstd[r] : rmsnormRstd(xr, C, eps);
         T dnormNormMean = 0;
+        if (dw) {
 #pragma omp simd reduction(+ : dnormNormMean)
-        for (int64_t i = 0; i < C; ++i)
-          dnormNormMean += dr[i] * w[i] * (xr[i] * s);
+          for (int64_t i = 0; i < C; ++i) {
+            const T xhat = xr[i] * s;
+            dwPart[i] += dr[i] * xhat;
+            dnormNormMean += dr[i] * w[i] * xhat;
+          }
+        } else {
+#pragma omp simd reduction(+ : dnormNormMean)
+          for (int64_t i = 0; i < C; ++i)
+            dnormNormMean += dr[i] * w[i] * (xr[i] * s);
+        }
+        if (!dx)
+          continue;
+        T *dxr = dx + r * C; // [C]
         dnormNormMean /= T(C);
 #pragma omp simd
         for (int64_t i = 0; i < C; ++i)
           dxr[i] += s * (dr[i] * w[i] - (xr[i] * s) * dnormNormMean);
       }
     }
-    // dw += sum_r dout * xhat, per block of columns.
+    // dw += the chunks' partial sums, in chunk order (threads split C).
     if (dw) {
 #pragma omp for schedule(static)
-      for (int64_t blk = 0; blk < blocks; ++blk) {
-        const int64_t c0 = blk * kColumnBlock;
-        const int64_t n = std::min(kColumnBlock, C - c0);
-        T dwAcc[kColumnBlock] = {};
-        for (int64_t r = 0; r < rows; ++r) {
-          const T *xr = x + r * C + c0;    // [n]
-          const T *dr = dout + r * C + c0; // [n]
-          const T s = rstd[r];
-#pragma omp simd
-          for (int64_t i = 0; i < n; ++i)
-            dwAcc[i] += dr[i] * (xr[i] * s);
-        }
-        for (int64_t i = 0; i < n; ++i)
-          dw[c0 + i] += dwAcc[i];
+      for (int64_t i = 0; i < C; ++i) {
+        T sum = 0;
+        for (int64_t chunk = 0; chunk < chunks; ++chunk)
+          sum += partial[chunk * C + i];
+        dw[i] += sum;
       }
     }
   }

@@ -23,12 +23,13 @@
 //    T x T buffer, and it stays in L2.
 //  - The causal diagonal block computes its upper triangle too (P = 0
 //    there): about kQueryBlock / rows of extra work.
-// Softmax sums are in T (fp32 for float, fp64 for double); float uses the
-// vectorised exp_fast of elementwise.h.
+// Softmax sums are in T (fp32 for float, fp64 for double); float's exp is
+// the vectorised Cephes one (16 lanes with AVX-512, else exp_fast).
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/kernels_backward.h"
 #include "host/host_common.h"
+#include "host/simd_math.h"
 
 #include <cblas.h>
 
@@ -68,6 +69,36 @@ void tile(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const
               m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+// s[j] = exp(s[j] - m) for j in [0, n), 0 where s[j] is -inf (masked);
+// returns the sum. exp_fast clamps its argument (a masked -inf would give
+// ~1e-38, not 0), so masked entries are zeroed explicitly.
+template <class T> T expInPlace(T *s, int64_t n, T m) {
+  const T negInf = -std::numeric_limits<T>::infinity();
+  T sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < n; ++j) {
+    const T e = s[j] == negInf ? T(0) : exp_fast(s[j] - m);
+    s[j] = e;
+    sum += e;
+  }
+  return sum;
+}
+#ifdef __AVX512F__
+// float in 16 lanes (GCC vectorises the loop above with 8): expNonPositive
+// gives 0 for -inf by itself.
+float expInPlace(float *s, int64_t n, float m) {
+  const __m512 mv = _mm512_set1_ps(m);
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 k = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1);
+    const __m512 e = host::expNonPositive(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, s + j), mv));
+    _mm512_mask_storeu_ps(s + j, k, e);
+    acc = _mm512_mask_add_ps(acc, k, acc, e);
+  }
+  return _mm512_reduce_add_ps(acc);
+}
+#endif
+
 // One row of scores s[0, nk) -> probabilities in place: keys [0, limit)
 // not masked out are visible, every other entry becomes 0. Returns false
 // (row all zeros) when no key is visible.
@@ -86,15 +117,7 @@ bool softmaxRow(T *s, int64_t limit, int64_t nk, const int32_t *mask) {
     std::fill(s, s + nk, T(0));
     return false;
   }
-  T sum = 0;
-  // exp_fast clamps its argument (a masked -inf gives ~1e-38, not 0), so
-  // masked entries are zeroed explicitly.
-#pragma omp simd reduction(+ : sum)
-  for (int64_t j = 0; j < limit; ++j) {
-    const T e = s[j] == negInf ? T(0) : exp_fast(s[j] - m);
-    s[j] = e;
-    sum += e;
-  }
+  const T sum = expInPlace(s, limit, m);
   const T inv = T(1) / sum;
 #pragma omp simd
   for (int64_t j = 0; j < limit; ++j)

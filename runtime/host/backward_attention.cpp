@@ -32,6 +32,7 @@
 #include "host/simd_math.h"
 
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -142,12 +143,15 @@ void attention_backward(Context &ctx, const AttentionArgs &args, T *dq, T *dk, T
   const int64_t items = a.batch * a.kvHeads; // (sequence, kv head)
   const int64_t blocks = (R + kQueryBlock - 1) / kQueryBlock;
 
-  // Always a parallel region, even for one item: inside one, OpenBLAS runs
-  // single-threaded, so the tiles' bits never depend on the thread count.
+  // The tiles' BLAS calls must run on the calling thread, so that their bits
+  // never depend on the thread count. Inside an active parallel region
+  // OpenBLAS does that by itself; a team of one thread is not active, so
+  // each thread also sets its own (region-scoped) thread count to 1.
   // (Fewer items than threads leaves threads idle: batch x kvHeads is the
   // parallelism, 48 at GPT-2 small's B = 4.)
 #pragma omp parallel num_threads(threadCount(ctx))
   {
+    omp_set_num_threads(1);
     // S/P then dP/dS of one block of queries, [kQueryBlock, R] each.
     std::unique_ptr<T[]> scratch(new T[2 * kQueryBlock * R]);
     T *P = scratch.get(), *dP = P + kQueryBlock * R;

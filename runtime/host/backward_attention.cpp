@@ -1,37 +1,51 @@
 //===- host/backward_attention.cpp - Attention backward (CPU) -------------===//
 //
 // Why it is shaped like this (FlashAttention-2's backward, on the CPU):
-//  - No T x T buffer. Per query row i of head h the softmax is recomputed
-//    from q and k; two numbers per row live for the call: lse_i (log of the
-//    softmax denominator, with the max folded in) and delta_i = sum_j P_ij
-//    dP_ij = dout_i . out_i. With them any P_ij = exp(s_ij - lse_i) and
-//    dS_ij = P_ij (dout_i . v_j - delta_i) can be recomputed from one q row
-//    and one k/v row.
-//  - Pass 1, over query rows (b, h, i): computes lse_i, delta_i and dq_i
-//    (a row of scratch per thread). dq_i belongs to that row alone.
-//  - Pass 2, over key rows (b, kv head, j): dv_j += sum P_ij dout_i and
-//    dk_j += scale sum dS_ij q_i over the queries of every head in the GQA
-//    group. dk_j/dv_j belong to that key row alone: no atomics, and each sum
-//    is taken in a fixed order (same bits for any thread count).
-//  - Plain loops with omp simd dot products: this serves training at the
-//    sizes the tests and small models use; the GPU backend is where the
-//    speed goes (issue 7).
-// Accumulation is in T (fp32 for float, fp64 for double).
+//  - Work items are (sequence, kv head): one thread owns the dk/dv rows of
+//    that kv head and the dq rows of every head of its group, so each
+//    gradient is summed in one fixed order by one thread: no atomics, and
+//    the same bits for any thread count.
+//  - Inside an item, per head of the group and per block of kQueryBlock
+//    query rows [r0, r0+br) against the keys they can see [0, nk):
+//      S  = scale Q K^T                 [br, nk]   (recomputed: the forward
+//      P  = softmax(S) (masked rows)                saves no statistics)
+//      dV += P^T dO                     [nk, hd]
+//      dP = dO V^T                      [br, nk]
+//      dS = scale P (dP - delta_i),  delta_i = sum_j P_ij dP_ij
+//      dQ += dS K                       [br, hd]
+//      dK += dS^T Q                     [nk, hd]
+//    Five products per block, each a single-threaded BLAS call on tiles
+//    (OpenBLAS runs one thread inside an OpenMP region): the inner loops are
+//    the library's register-blocked kernels, and q/k/v/dout are read in
+//    place through their row strides (the fused [q | k | v] layout).
+//  - Scratch per thread: S/P and dP/dS of one block, 2 x kQueryBlock x rows
+//    elements (2 x 64 x 256 fp32 = 128 KiB at GPT-2's T = 256): O(rows), no
+//    T x T buffer, and it stays in L2.
+//  - The causal diagonal block computes its upper triangle too (P = 0
+//    there): about kQueryBlock / rows of extra work.
+// Softmax sums are in T (fp32 for float, fp64 for double); float's exp is
+// the vectorised Cephes one (16 lanes with AVX-512, else exp_fast).
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/kernels_backward.h"
 #include "host/host_common.h"
+#include "host/simd_math.h"
+
+#include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
-#include <vector>
 
 namespace bmrt {
 namespace {
 
 using host::threadCount;
+
+constexpr int64_t kQueryBlock = 64; // query rows per block (tile height)
 
 void checkArgs(const AttentionArgs &a) {
   host::checkAttentionHeads("attention_backward", a);
@@ -43,18 +57,74 @@ void checkArgs(const AttentionArgs &a) {
         ") is shorter than rows " + std::to_string(a.rows));
 }
 
-template <class T> inline T dotRow(const T *a, const T *b, int64_t n) {
-  T s = 0;
-#pragma omp simd reduction(+ : s)
-  for (int64_t d = 0; d < n; ++d)
-    s += a[d] * b[d];
-  return s;
+// c[m, n] = alpha op(a) op(b) + beta c, row-major (BLAS, single-threaded
+// when called inside an OpenMP region).
+void tile(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+          int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+void tile(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double *a,
+          int64_t lda, const double *b, int64_t ldb, double beta, double *c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-template <class T> inline void axpyRow(T *y, T alpha, const T *x, int64_t n) {
+// s[j] = exp(s[j] - m) for j in [0, n), 0 where s[j] is -inf (masked);
+// returns the sum. exp_fast clamps its argument (a masked -inf would give
+// ~1e-38, not 0), so masked entries are zeroed explicitly.
+template <class T> T expInPlace(T *s, int64_t n, T m) {
+  const T negInf = -std::numeric_limits<T>::infinity();
+  T sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < n; ++j) {
+    const T e = s[j] == negInf ? T(0) : exp_fast(s[j] - m);
+    s[j] = e;
+    sum += e;
+  }
+  return sum;
+}
+#ifdef __AVX512F__
+// float in 16 lanes (GCC vectorises the loop above with 8): expNonPositive
+// gives 0 for -inf by itself.
+float expInPlace(float *s, int64_t n, float m) {
+  const __m512 mv = _mm512_set1_ps(m);
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 k = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1);
+    const __m512 e = host::expNonPositive(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, s + j), mv));
+    _mm512_mask_storeu_ps(s + j, k, e);
+    acc = _mm512_mask_add_ps(acc, k, acc, e);
+  }
+  return _mm512_reduce_add_ps(acc);
+}
+#endif
+
+// One row of scores s[0, nk) -> probabilities in place: keys [0, limit)
+// not masked out are visible, every other entry becomes 0. Returns false
+// (row all zeros) when no key is visible.
+template <class T>
+bool softmaxRow(T *s, int64_t limit, int64_t nk, const int32_t *mask) {
+  const T negInf = -std::numeric_limits<T>::infinity();
+  T m = negInf;
+  if (mask) {
+    for (int64_t j = 0; j < limit; ++j)
+      s[j] = mask[j] != 0 ? s[j] : negInf;
+  }
+#pragma omp simd reduction(max : m)
+  for (int64_t j = 0; j < limit; ++j)
+    m = std::max(m, s[j]);
+  if (m == negInf) {
+    std::fill(s, s + nk, T(0));
+    return false;
+  }
+  const T sum = expInPlace(s, limit, m);
+  const T inv = T(1) / sum;
 #pragma omp simd
-  for (int64_t d = 0; d < n; ++d)
-    y[d] += alpha * x[d];
+  for (int64_t j = 0; j < limit; ++j)
+    s[j] *= inv;
+  std::fill(s + limit, s + nk, T(0));
+  return true;
 }
 
 } // namespace
@@ -64,93 +134,73 @@ void attention_backward(Context &ctx, const AttentionArgs &args, T *dq, T *dk, T
                         const T *dout, const T *q, const T *k, const T *v) {
   ProfileScope profile(ctx, KernelKind::Attention);
   checkArgs(args);
-  if (args.rows == 0)
+  if (args.rows == 0 || (!dq && !dk && !dv))
     return;
   const AttentionArgs a = args;
   const int64_t hd = a.headDim, R = a.rows, group = a.heads / a.kvHeads;
+  const int64_t ldq = a.qRowStride, ldkv = a.kvRowStride, ldo = a.outRowStride;
   const T scale = T(a.scale);
-  const T inf = std::numeric_limits<T>::infinity();
-  const int64_t queryRows = a.batch * a.heads * R; // index (b * heads + h) * R + i
-  const int64_t keyRows = a.batch * a.kvHeads * R; // index (b * kvHeads + g) * R + j
-  std::vector<T> lse(queryRows), delta(queryRows);
+  const int64_t items = a.batch * a.kvHeads; // (sequence, kv head)
+  const int64_t blocks = (R + kQueryBlock - 1) / kQueryBlock;
 
+  // The tiles' BLAS calls must run on the calling thread, so that their bits
+  // never depend on the thread count. Inside an active parallel region
+  // OpenBLAS does that by itself; a team of one thread is not active, so
+  // each thread also sets its own (region-scoped) thread count to 1.
+  // (Fewer items than threads leaves threads idle: batch x kvHeads is the
+  // parallelism, 48 at GPT-2 small's B = 4.)
 #pragma omp parallel num_threads(threadCount(ctx))
   {
-    std::vector<T> scratch(2 * R); // p then dp of one query row
-    T *p = scratch.data(), *dp = scratch.data() + R;
+    omp_set_num_threads(1);
+    // S/P then dP/dS of one block of queries, [kQueryBlock, R] each.
+    std::unique_ptr<T[]> scratch(new T[2 * kQueryBlock * R]);
+    T *P = scratch.get(), *dP = P + kQueryBlock * R;
 
-    // Pass 1: softmax statistics and dq, per query row.
-#pragma omp for schedule(dynamic, 4)
-    for (int64_t t = 0; t < queryRows; ++t) {
-      const int64_t i = t % R, h = (t / R) % a.heads, b = t / (R * a.heads);
-      const int64_t g = h / group;
-      const T *qi = q + b * a.qBatchStride + i * a.qRowStride + h * hd;         // [hd]
-      const T *doi = dout + b * a.outBatchStride + i * a.outRowStride + h * hd; // [hd]
-      const T *kb = k + b * a.kvBatchStride + g * hd; // rows j: kb + j * kvRowStride
-      const T *vb = v + b * a.kvBatchStride + g * hd; // rows j: vb + j * kvRowStride
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t item = 0; item < items; ++item) {
+      const int64_t b = item / a.kvHeads, g = item % a.kvHeads;
+      const T *kb = k + b * a.kvBatchStride + g * hd; // [R, hd], row stride ldkv
+      const T *vb = v + b * a.kvBatchStride + g * hd;
+      T *dkb = dk ? dk + b * a.kvBatchStride + g * hd : nullptr;
+      T *dvb = dv ? dv + b * a.kvBatchStride + g * hd : nullptr;
       const int32_t *mask = a.keyMask ? a.keyMask + b * a.cacheCapacity : nullptr;
-      const int64_t limit = a.causal ? i + 1 : R; // keys [0, limit)
+      for (int64_t h = g * group; h < (g + 1) * group; ++h) {
+        for (int64_t blk = 0; blk < blocks; ++blk) {
+          const int64_t r0 = blk * kQueryBlock, br = std::min(kQueryBlock, R - r0);
+          const int64_t nk = a.causal ? r0 + br : R; // keys any row of the block sees
+          const T *qi = q + b * a.qBatchStride + r0 * ldq + h * hd;         // [br, hd]
+          const T *doi = dout + b * a.outBatchStride + r0 * ldo + h * hd;   // [br, hd]
 
-      T m = -inf;
-      for (int64_t j = 0; j < limit; ++j) {
-        p[j] = (mask && mask[j] == 0) ? -inf : scale * dotRow(qi, kb + j * a.kvRowStride, hd);
-        m = std::max(m, p[j]);
-      }
-      if (m == -inf) { // nothing visible: the forward wrote zeros
-        lse[t] = inf;  // every exp(s - lse) is 0 in pass 2
-        delta[t] = 0;
-        continue;
-      }
-      T sum = 0;
-      for (int64_t j = 0; j < limit; ++j) {
-        p[j] = std::exp(p[j] - m); // masked keys: exp(-inf) = 0
-        sum += p[j];
-      }
-      lse[t] = m + std::log(sum);
-      const T inv = T(1) / sum;
-      T dl = 0; // delta_i = sum_j P_ij dP_ij
-      for (int64_t j = 0; j < limit; ++j) {
-        p[j] *= inv;
-        dp[j] = p[j] != T(0) ? dotRow(doi, vb + j * a.kvRowStride, hd) : T(0);
-        dl += p[j] * dp[j];
-      }
-      delta[t] = dl;
-      if (dq) {
-        T *dqi = dq + b * a.qBatchStride + i * a.qRowStride + h * hd; // [hd]
-        for (int64_t j = 0; j < limit; ++j)
-          if (p[j] != T(0))
-            axpyRow(dqi, scale * p[j] * (dp[j] - dl), kb + j * a.kvRowStride, hd);
-      }
-    }
-    // (implicit barrier: lse and delta complete)
+          // S = scale Q K^T, then P = softmax row by row.
+          tile(false, true, br, nk, hd, scale, qi, ldq, kb, ldkv, T(0), P, nk);
+          bool any = false;
+          for (int64_t i = 0; i < br; ++i)
+            any |= softmaxRow(P + i * nk, a.causal ? r0 + i + 1 : R, nk, mask);
+          if (!any)
+            continue; // every row of the block is masked out: no gradient
 
-    // Pass 2: dk and dv, per key row, summed over the heads of the group.
-    if (dk || dv) {
-#pragma omp for schedule(dynamic, 4)
-      for (int64_t t = 0; t < keyRows; ++t) {
-        const int64_t j = t % R, g = (t / R) % a.kvHeads, b = t / (R * a.kvHeads);
-        if (a.keyMask && a.keyMask[b * a.cacheCapacity + j] == 0)
-          continue; // a padding key gets no gradient
-        const T *kj = k + b * a.kvBatchStride + j * a.kvRowStride + g * hd; // [hd]
-        const T *vj = v + b * a.kvBatchStride + j * a.kvRowStride + g * hd; // [hd]
-        T *dkj = dk ? dk + b * a.kvBatchStride + j * a.kvRowStride + g * hd : nullptr;
-        T *dvj = dv ? dv + b * a.kvBatchStride + j * a.kvRowStride + g * hd : nullptr;
-        for (int64_t hh = 0; hh < group; ++hh) {
-          const int64_t h = g * group + hh;
-          for (int64_t i = a.causal ? j : 0; i < R; ++i) { // queries that see key j
-            const int64_t row = (b * a.heads + h) * R + i;
-            if (lse[row] == inf)
-              continue;
-            const T *qi = q + b * a.qBatchStride + i * a.qRowStride + h * hd;         // [hd]
-            const T *doi = dout + b * a.outBatchStride + i * a.outRowStride + h * hd; // [hd]
-            const T pij = std::exp(scale * dotRow(qi, kj, hd) - lse[row]);
-            if (pij == T(0))
-              continue;
-            if (dvj)
-              axpyRow(dvj, pij, doi, hd);
-            if (dkj)
-              axpyRow(dkj, scale * pij * (dotRow(doi, vj, hd) - delta[row]), qi, hd);
+          if (dvb) // dV += P^T dO
+            tile(true, false, nk, hd, br, T(1), P, nk, doi, ldo, T(1), dvb, ldkv);
+          if (!dq && !dkb)
+            continue;
+          // dP = dO V^T, then dS = scale P (dP - delta) in place.
+          tile(false, true, br, nk, hd, T(1), doi, ldo, vb, ldkv, T(0), dP, nk);
+          for (int64_t i = 0; i < br; ++i) {
+            const T *p = P + i * nk;
+            T *ds = dP + i * nk;
+            T delta = 0;
+#pragma omp simd reduction(+ : delta)
+            for (int64_t j = 0; j < nk; ++j)
+              delta += p[j] * ds[j];
+#pragma omp simd
+            for (int64_t j = 0; j < nk; ++j)
+              ds[j] = scale * p[j] * (ds[j] - delta);
           }
+          if (dq) // dQ += dS K
+            tile(false, false, br, hd, nk, T(1), dP, nk, kb, ldkv, T(1),
+                 dq + b * a.qBatchStride + r0 * ldq + h * hd, ldq);
+          if (dkb) // dK += dS^T Q
+            tile(true, false, nk, hd, br, T(1), dP, nk, qi, ldq, T(1), dkb, ldkv);
         }
       }
     }

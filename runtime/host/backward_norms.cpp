@@ -3,10 +3,10 @@
 // Why it is shaped like this:
 //  - The forward_save variants repeat norms.cpp's row arithmetic exactly, so
 //    their output is bit-identical to layernorm_forward / rmsnorm_forward.
-//  - dx is row-parallel (rows are independent). dw/db sum over rows; they
-//    are split over blocks of kColumnBlock columns instead, each thread
-//    walking all rows in order for its columns: no atomics, no per-thread
-//    partial buffers, and the same bits for any thread count.
+//  - The backwards make one pass over the rows (x and dout are read from
+//    memory once): dx per row, and dw/db as partial sums per chunk of
+//    kRowChunk rows, added up afterwards in chunk order. The chunks do not
+//    depend on the thread count, so neither do the bits; no atomics.
 //  - mean/rstd may be given (saved by the forward, as llm.c does) or null
 //    (recomputed here with the forward's arithmetic).
 // Accumulation is in T, like the forward.
@@ -23,7 +23,7 @@
 namespace bmrt {
 namespace {
 
-constexpr int64_t kColumnBlock = 64; // columns per dw/db work item
+constexpr int64_t kRowChunk = 32; // rows per dw/db partial sum
 
 using host::threadCount;
 
@@ -76,37 +76,57 @@ void layernorm_backward(Context &ctx, T *dx, T *dw, T *db, const T *dout, const 
     fail("layernorm_backward: give both mean and rstd, or neither (recompute)");
   if (rows == 0)
     return;
-  std::vector<T> stats; // [2, rows] when recomputed
-  if (!mean) {
-    stats.resize(2 * rows);
-    T *m = stats.data(), *s = stats.data() + rows;
-#pragma omp parallel for num_threads(threadCount(ctx)) schedule(static) if (rows > 1)
-    for (int64_t r = 0; r < rows; ++r)
-      layernormStats(x + r * C, C, eps, &m[r], &s[r]);
-    mean = m;
-    rstd = s;
-  }
-  const int64_t blocks = (C + kColumnBlock - 1) / kColumnBlock;
+  const int64_t chunks = (rows + kRowChunk - 1) / kRowChunk;
+  const bool weights = dw || db;
+  // Per chunk of rows, its partial sums of dw and db: [chunks, C] each.
+  std::vector<T> partial(weights ? 2 * chunks * C : 0);
 
-#pragma omp parallel num_threads(threadCount(ctx))
+#pragma omp parallel num_threads(threadCount(ctx)) if (rows > 1)
   {
-    // dx, one row at a time:
+    // One pass over the rows: a row of x and dout is read from memory once
+    // and stays in L1 for its statistics, dx, and the chunk's dw/db sums.
     //   dx += rstd * (dnorm - mean(dnorm) - xhat * mean(dnorm * xhat)),
     //   dnorm = dout * w, xhat = (x - mean) * rstd.
-    if (dx) {
-#pragma omp for schedule(static) nowait
-      for (int64_t r = 0; r < rows; ++r) {
+#pragma omp for schedule(static)
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      T *dwPart = weights ? partial.data() + chunk * C : nullptr;            // [C]
+      T *dbPart = weights ? partial.data() + (chunks + chunk) * C : nullptr; // [C]
+      if (weights) {
+        std::fill(dwPart, dwPart + C, T(0));
+        std::fill(dbPart, dbPart + C, T(0));
+      }
+      for (int64_t r = chunk * kRowChunk; r < std::min(rows, (chunk + 1) * kRowChunk); ++r) {
         const T *xr = x + r * C;    // [C]
         const T *dr = dout + r * C; // [C]
-        T *dxr = dx + r * C;        // [C]
-        const T m = mean[r], s = rstd[r];
-        T dnormMean = 0, dnormNormMean = 0;
-#pragma omp simd reduction(+ : dnormMean, dnormNormMean)
-        for (int64_t i = 0; i < C; ++i) {
-          const T dnorm = dr[i] * w[i];
-          dnormMean += dnorm;
-          dnormNormMean += dnorm * ((xr[i] - m) * s);
+        T m, s;
+        if (mean) {
+          m = mean[r];
+          s = rstd[r];
+        } else {
+          layernormStats(xr, C, eps, &m, &s);
         }
+        // The chunk's dw/db sums ride along the reduction pass.
+        T dnormMean = 0, dnormNormMean = 0;
+        if (weights) {
+#pragma omp simd reduction(+ : dnormMean, dnormNormMean)
+          for (int64_t i = 0; i < C; ++i) {
+            const T xhat = (xr[i] - m) * s, dnorm = dr[i] * w[i];
+            dwPart[i] += dr[i] * xhat;
+            dbPart[i] += dr[i];
+            dnormMean += dnorm;
+            dnormNormMean += dnorm * xhat;
+          }
+        } else {
+#pragma omp simd reduction(+ : dnormMean, dnormNormMean)
+          for (int64_t i = 0; i < C; ++i) {
+            const T dnorm = dr[i] * w[i];
+            dnormMean += dnorm;
+            dnormNormMean += dnorm * ((xr[i] - m) * s);
+          }
+        }
+        if (!dx)
+          continue;
+        T *dxr = dx + r * C; // [C]
         dnormMean /= T(C);
         dnormNormMean /= T(C);
 #pragma omp simd
@@ -116,29 +136,19 @@ void layernorm_backward(Context &ctx, T *dx, T *dw, T *db, const T *dout, const 
         }
       }
     }
-    // dw += sum_r dout * xhat, db += sum_r dout, per block of columns.
-    if (dw || db) {
+    // dw, db += the chunks' partial sums, in chunk order (threads split C).
+    if (weights) {
 #pragma omp for schedule(static)
-      for (int64_t blk = 0; blk < blocks; ++blk) {
-        const int64_t c0 = blk * kColumnBlock;
-        const int64_t n = std::min(kColumnBlock, C - c0);
-        T dwAcc[kColumnBlock] = {}, dbAcc[kColumnBlock] = {};
-        for (int64_t r = 0; r < rows; ++r) {
-          const T *xr = x + r * C + c0;    // [n]
-          const T *dr = dout + r * C + c0; // [n]
-          const T m = mean[r], s = rstd[r];
-#pragma omp simd
-          for (int64_t i = 0; i < n; ++i) {
-            dwAcc[i] += dr[i] * ((xr[i] - m) * s);
-            dbAcc[i] += dr[i];
-          }
+      for (int64_t i = 0; i < C; ++i) {
+        T sw = 0, sb = 0;
+        for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+          sw += partial[chunk * C + i];
+          sb += partial[(chunks + chunk) * C + i];
         }
-        for (int64_t i = 0; i < n; ++i) {
-          if (dw)
-            dw[c0 + i] += dwAcc[i];
-          if (db)
-            db[c0 + i] += dbAcc[i];
-        }
+        if (dw)
+          dw[i] += sw;
+        if (db)
+          db[i] += sb;
       }
     }
   }
@@ -168,54 +178,54 @@ void rmsnorm_backward(Context &ctx, T *dx, T *dw, const T *dout, const T *x, con
   host::checkRowShape("rmsnorm_backward", rows, C);
   if (rows == 0)
     return;
-  std::vector<T> stats; // [rows] when recomputed
-  if (!rstd) {
-    stats.resize(rows);
-#pragma omp parallel for num_threads(threadCount(ctx)) schedule(static) if (rows > 1)
-    for (int64_t r = 0; r < rows; ++r)
-      stats[r] = rmsnormRstd(x + r * C, C, eps);
-    rstd = stats.data();
-  }
-  const int64_t blocks = (C + kColumnBlock - 1) / kColumnBlock;
+  const int64_t chunks = (rows + kRowChunk - 1) / kRowChunk;
+  // Per chunk of rows, its partial sum of dw: [chunks, C].
+  std::vector<T> partial(dw ? chunks * C : 0);
 
-#pragma omp parallel num_threads(threadCount(ctx))
+#pragma omp parallel num_threads(threadCount(ctx)) if (rows > 1)
   {
-    // dx += rstd * (dnorm - xhat * mean(dnorm * xhat)), dnorm = dout * w,
-    // xhat = x * rstd.
-    if (dx) {
-#pragma omp for schedule(static) nowait
-      for (int64_t r = 0; r < rows; ++r) {
+    // One pass over the rows, as layernorm_backward:
+    //   dx += rstd * (dnorm - xhat * mean(dnorm * xhat)), dnorm = dout * w,
+    //   xhat = x * rstd; dw += sum_r dout * xhat.
+#pragma omp for schedule(static)
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      T *dwPart = dw ? partial.data() + chunk * C : nullptr; // [C]
+      if (dw)
+        std::fill(dwPart, dwPart + C, T(0));
+      for (int64_t r = chunk * kRowChunk; r < std::min(rows, (chunk + 1) * kRowChunk); ++r) {
         const T *xr = x + r * C;    // [C]
         const T *dr = dout + r * C; // [C]
-        T *dxr = dx + r * C;        // [C]
-        const T s = rstd[r];
+        const T s = rstd ? rstd[r] : rmsnormRstd(xr, C, eps);
         T dnormNormMean = 0;
+        if (dw) {
 #pragma omp simd reduction(+ : dnormNormMean)
-        for (int64_t i = 0; i < C; ++i)
-          dnormNormMean += dr[i] * w[i] * (xr[i] * s);
+          for (int64_t i = 0; i < C; ++i) {
+            const T xhat = xr[i] * s;
+            dwPart[i] += dr[i] * xhat;
+            dnormNormMean += dr[i] * w[i] * xhat;
+          }
+        } else {
+#pragma omp simd reduction(+ : dnormNormMean)
+          for (int64_t i = 0; i < C; ++i)
+            dnormNormMean += dr[i] * w[i] * (xr[i] * s);
+        }
+        if (!dx)
+          continue;
+        T *dxr = dx + r * C; // [C]
         dnormNormMean /= T(C);
 #pragma omp simd
         for (int64_t i = 0; i < C; ++i)
           dxr[i] += s * (dr[i] * w[i] - (xr[i] * s) * dnormNormMean);
       }
     }
-    // dw += sum_r dout * xhat, per block of columns.
+    // dw += the chunks' partial sums, in chunk order (threads split C).
     if (dw) {
 #pragma omp for schedule(static)
-      for (int64_t blk = 0; blk < blocks; ++blk) {
-        const int64_t c0 = blk * kColumnBlock;
-        const int64_t n = std::min(kColumnBlock, C - c0);
-        T dwAcc[kColumnBlock] = {};
-        for (int64_t r = 0; r < rows; ++r) {
-          const T *xr = x + r * C + c0;    // [n]
-          const T *dr = dout + r * C + c0; // [n]
-          const T s = rstd[r];
-#pragma omp simd
-          for (int64_t i = 0; i < n; ++i)
-            dwAcc[i] += dr[i] * (xr[i] * s);
-        }
-        for (int64_t i = 0; i < n; ++i)
-          dw[c0 + i] += dwAcc[i];
+      for (int64_t i = 0; i < C; ++i) {
+        T sum = 0;
+        for (int64_t chunk = 0; chunk < chunks; ++chunk)
+          sum += partial[chunk * C + i];
+        dw[i] += sum;
       }
     }
   }

@@ -35,9 +35,11 @@ constexpr int64_t kColumnBlock = 64; // embedding_backward: columns per work ite
 using host::inverseFrequencies;
 
 // dx[i] += f(x[i], dout[i]) for one activation's element derivative.
+// simdlen(16): 16 float lanes (AVX-512) where GCC would pick 8; the GELU
+// derivative's exp and divide make this loop compute-bound.
 template <class T, class F>
 void actLoop(Context &ctx, T *dx, const T *x, const T *dout, int64_t n, F f) {
-#pragma omp parallel for simd num_threads(threadCount(ctx)) schedule(static) \
+#pragma omp parallel for simd simdlen(16) num_threads(threadCount(ctx)) schedule(static) \
     if (n >= kParallelElements)
   for (int64_t i = 0; i < n; ++i)
     dx[i] += f(x[i], dout[i]);

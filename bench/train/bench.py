@@ -182,8 +182,9 @@ def main():
         print("bmb: not available (%s)" % why_not)
     print("analytic minimum: params + grads + AdamW m, v = 4 x %.1f MiB = %.1f MiB, plus the "
           "planned activations (bmbc --stats):" % (4 * n_params / MIB, 16 * n_params / MIB))
-    for line in stats.splitlines():
-        if any(k in line.lower() for k in ("grads", "optimizer", "activations", "total", "peak")):
+    plan = stats[stats.find("memory plan of"):] if "memory plan of" in stats else ""
+    for line in plan.splitlines()[1:]:
+        if line.strip():
             print("  " + line.strip())
     benchlib.ratio_table(rows)
     return 0

@@ -148,8 +148,10 @@ void rmsnorm_backward(Context &ctx, T *dx, T *dw, const T *dout, const T *x, con
 ///   dv   uses v's strides   (kvRowStride, kvBatchStride)    accumulated
 ///   dout uses out's strides (outRowStride, outBatchStride)
 /// so dq/dk/dv may be the three parts of one fused [q | k | v] gradient buffer.
-/// The softmax is recomputed from q and k (no T x T buffer: two O(rows)
-/// statistics per query row, logsumexp and dout . out, live for the call).
+/// The softmax is recomputed from q and k, one block of 64 query rows of
+/// one head at a time (no T x T buffer: per thread, a 64 x rows tile of
+/// scores and one of their gradients, plus the block's logsumexp and
+/// dout . out per query row).
 template <class T>
 void attention_backward(Context &ctx, const AttentionArgs &args, T *dq, T *dk, T *dv,
                         const T *dout, const T *q, const T *k, const T *v);

@@ -13,7 +13,8 @@
 #   8. the infer executable generating from the saved checkpoint
 # Works from any directory. Environment: BMB_BUILD_DIR, BMB_JOBS (see
 # scripts/build.sh); BMB_SKIP_DEPS=1 skips the apt and pip steps;
-# BMB_DEMO_STEPS (default: the job's 300) sets the training length.
+# BMB_DEMO_STEPS (default: the job's 600, about 3 minutes on 2 cores) sets
+# the training length.
 set -uo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -22,7 +23,7 @@ MODEL=models/gpt2.bmb
 TRAIN_JOB=pretrain_mini
 CHAT_JOB=chat_mini
 DEMO="$BMB_BUILD_DIR/demo"
-STEPS="${BMB_DEMO_STEPS:-300}"
+STEPS="${BMB_DEMO_STEPS:-600}"
 
 heading() {
   echo
@@ -69,7 +70,7 @@ heading "6/8 train for $STEPS steps (Ctrl-C saves a checkpoint and stops)"
 rm -rf "$DEMO/ckpt" "$DEMO/metrics.jsonl"
 echo "\$ gpt2-train --data fortunes.tok --steps $STEPS --save ckpt --log metrics.jsonl"
 "$DEMO/gpt2-train" --data "$DEMO/data/fortunes.tok" --steps "$STEPS" --seed 1 \
-  --save "$DEMO/ckpt" --save-every 100 --log "$DEMO/metrics.jsonl" || exit 1
+  --save "$DEMO/ckpt" --save-every 200 --log "$DEMO/metrics.jsonl" || exit 1
 CKPT="$DEMO/ckpt/$(cat "$DEMO/ckpt/latest")"
 
 heading "7/8 the loss curve"

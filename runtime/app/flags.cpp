@@ -8,6 +8,11 @@
 //===----------------------------------------------------------------------===//
 #include "app/flags.h"
 
+#include "bmrt/context.h"
+
+#include <filesystem>
+#include <new>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -63,29 +68,63 @@ static std::vector<int32_t> parseIds(const std::string &flag, const std::string 
   return ids;
 }
 
+bool FlagReader::next() {
+  if (++i_ >= argc_)
+    return false;
+  std::string arg = argv_[i_];
+  if (arg.size() < 3 || arg.compare(0, 2, "--") != 0)
+    throw UsageError("unexpected argument '" + arg + "' (flags start with --)");
+  name_ = arg;
+  inlineValue_.reset();
+  if (size_t eq = arg.find('='); eq != std::string::npos) {
+    name_ = arg.substr(0, eq);
+    inlineValue_ = arg.substr(eq + 1);
+  }
+  return true;
+}
+
+std::string FlagReader::value() {
+  if (inlineValue_)
+    return *inlineValue_;
+  if (i_ + 1 >= argc_)
+    throw UsageError(name_ + " needs a value");
+  return argv_[++i_];
+}
+
+void FlagReader::noValue() const {
+  if (inlineValue_)
+    throw UsageError(name_ + " takes no value");
+}
+
+int runExecutable(const char *argv0, int (*body)(void *), void *arg) {
+  try {
+    return body(arg);
+  } catch (const UsageError &e) {
+    std::fprintf(stderr, "error: %s\n(%s --help lists the flags)\n", e.what(), argv0);
+    return 2;
+  } catch (const Error &e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (const std::filesystem::filesystem_error &e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "error: out of memory\n");
+    return 1;
+  } catch (const std::exception &e) { // a bug of ours; still a message, not an abort
+    std::fprintf(stderr, "error: internal error: %s\n", e.what());
+    return 1;
+  }
+}
+
 InferFlags parseInferFlags(int argc, char **argv) {
   InferFlags f;
-  for (int i = 1; i < argc; i++) {
-    std::string arg = argv[i];
-    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0)
-      throw UsageError("unexpected argument '" + arg + "' (flags start with --)");
-    std::string name = arg;
-    std::optional<std::string> inlineValue;
-    if (size_t eq = arg.find('='); eq != std::string::npos) {
-      name = arg.substr(0, eq);
-      inlineValue = arg.substr(eq + 1);
-    }
-    auto value = [&]() -> std::string {
-      if (inlineValue)
-        return *inlineValue;
-      if (i + 1 >= argc)
-        throw UsageError(name + " needs a value");
-      return argv[++i];
-    };
-    auto noValue = [&]() {
-      if (inlineValue)
-        throw UsageError(name + " takes no value");
-    };
+  FlagReader flags(argc, argv);
+  while (flags.next()) {
+    const std::string &name = flags.name();
+    auto value = [&] { return flags.value(); };
+    auto noValue = [&] { flags.noValue(); };
     if (name == "--help" || name == "-h") {
       noValue();
       f.help = true;

@@ -50,6 +50,34 @@ struct InferFlags {
   bool help = false;
 };
 
+/// Walks a command line of `--name value`, `--name=value` and `--name`
+/// flags, shared by the executables' parsers: each parser asks for a flag's
+/// value (or checks it has none) once it knows the flag.
+class FlagReader {
+public:
+  FlagReader(int argc, char **argv) : argc_(argc), argv_(argv) {}
+  /// Moves to the next flag; false after the last. A word that is not a flag
+  /// is a UsageError.
+  bool next();
+  const std::string &name() const { return name_; }
+  /// The value: after '=', else the next word (a UsageError if none).
+  std::string value();
+  /// A UsageError if the flag was written with '='.
+  void noValue() const;
+
+private:
+  int argc_;
+  char **argv_;
+  int i_ = 0;
+  std::string name_;
+  std::optional<std::string> inlineValue_;
+};
+
+/// An executable's main around `body`: a UsageError prints a hint to --help
+/// and returns 2; a run-time error (bmrt::Error, a file system error, out of
+/// memory, anything else thrown) prints one line and returns 1.
+int runExecutable(const char *argv0, int (*body)(void *), void *arg);
+
 /// Strict value parsers shared by the executables' command lines (the whole
 /// value, in range, else a UsageError naming the flag).
 int64_t parseInt(const std::string &flag, const std::string &value, int64_t lo, int64_t hi);

@@ -16,27 +16,11 @@ namespace bmrt {
 TrainFlags parseTrainFlags(int argc, char **argv) {
   TrainFlags f;
   const int64_t kMax = std::numeric_limits<int32_t>::max();
-  for (int i = 1; i < argc; i++) {
-    std::string arg = argv[i];
-    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0)
-      throw UsageError("unexpected argument '" + arg + "' (flags start with --)");
-    std::string name = arg;
-    std::optional<std::string> inlineValue;
-    if (size_t eq = arg.find('='); eq != std::string::npos) {
-      name = arg.substr(0, eq);
-      inlineValue = arg.substr(eq + 1);
-    }
-    auto value = [&]() -> std::string {
-      if (inlineValue)
-        return *inlineValue;
-      if (i + 1 >= argc)
-        throw UsageError(name + " needs a value");
-      return argv[++i];
-    };
-    auto noValue = [&]() {
-      if (inlineValue)
-        throw UsageError(name + " takes no value");
-    };
+  FlagReader flags(argc, argv);
+  while (flags.next()) {
+    const std::string &name = flags.name();
+    auto value = [&] { return flags.value(); };
+    auto noValue = [&] { flags.noValue(); };
     if (name == "--help" || name == "-h") {
       noValue();
       f.help = true;

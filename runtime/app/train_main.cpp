@@ -358,34 +358,24 @@ int TrainRun::run() {
 } // namespace
 
 int train_main(int argc, char **argv, const ProgramInfo &program) {
-  const char *argv0 = argc > 0 ? argv[0] : program.job;
-  try {
-    if (!program.train)
-      fail(std::string("program ") + program.job + " is not a training program");
-    TrainFlags flags = parseTrainFlags(argc, argv);
+  struct Args {
+    int argc;
+    char **argv;
+    const char *argv0;
+    const ProgramInfo &program;
+  } args{argc, argv, argc > 0 ? argv[0] : program.job, program};
+  return runExecutable(args.argv0, [](void *p) {
+    const Args &a = *static_cast<Args *>(p);
+    if (!a.program.train)
+      fail(std::string("program ") + a.program.job + " is not a training program");
+    TrainFlags flags = parseTrainFlags(a.argc, a.argv);
     if (flags.help) {
-      printTrainHelp(stdout, argv0, program);
+      printTrainHelp(stdout, a.argv0, a.program);
       return 0;
     }
-    applyJobDefaults(flags, *program.train);
-    return TrainRun(flags, program).run();
-  } catch (const UsageError &e) {
-    std::fprintf(stderr, "error: %s\n(%s --help lists the flags)\n", e.what(), argv0);
-    return 2;
-  } catch (const Error &e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 1;
-  } catch (const std::filesystem::filesystem_error &e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 1;
-  } catch (const std::bad_alloc &) {
-    std::fprintf(stderr, "error: out of memory\n");
-    return 1;
-  } catch (const std::exception &e) { // a bug of ours; still a message, not an abort
-    std::fprintf(stderr, "error: internal error: %s\n", e.what());
-    return 1;
-  }
+    applyJobDefaults(flags, *a.program.train);
+    return TrainRun(flags, a.program).run();
+  }, &args);
 }
 
 } // namespace bmrt

@@ -42,6 +42,17 @@ inline Location settingLoc(JobOp job, StringRef key) {
   return job.getLoc();
 }
 
+/// The softmax kernels (forward and backward) work along rows, so `axis` must
+/// be the last dim of `x`; otherwise an error at `op` naming the `lowering`.
+inline LogicalResult checkSoftmaxAxis(Operation *op, Value x, int64_t axis,
+                                      StringRef lowering) {
+  if (axis != cast<RankedTensorType>(x.getType()).getRank() - 1)
+    return op->emitError("softmax over a dim other than the last is not "
+                         "supported by the ")
+           << lowering << " lowering yet";
+  return success();
+}
+
 /// Lowers the module's train job (LowerTrain.cpp).
 LogicalResult lowerTrainJob(ModuleOp module, JobOp job);
 
@@ -107,6 +118,10 @@ private:
   LogicalResult lowerBlock(Block &block);
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerRepeat(RepeatOp op);
+  /// Lowers the ops of `op`'s body but its yield into `loop` (currentLoop
+  /// while they are lowered); returns the yield. Shared with
+  /// lowerTrainRepeat, which handles the yield differently.
+  FailureOr<YieldOp> lowerRepeatBody(RepeatOp op, scf::ForOp loop);
   /// The buffers a repeat's carried values live in (the initial value's
   /// buffer when nothing else reads it, else a copy).
   SmallVector<Value> carriedBuffers(RepeatOp op);

@@ -234,10 +234,8 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
     return success();
   }
   if (auto s = dyn_cast<SoftmaxOp>(op)) {
-    auto t = cast<RankedTensorType>(s.getInput().getType());
-    if (static_cast<int64_t>(s.getAxis()) != t.getRank() - 1)
-      return s.emitError("softmax over a dim other than the last is not supported by the "
-                         "host lowering yet");
+    if (failed(checkSoftmaxAxis(s, s.getInput(), static_cast<int64_t>(s.getAxis()), "host")))
+      return failure();
     Value out = alloc(loc, s.getResult().getType());
     b.create<ex::SoftmaxOp>(loc, lookup(s.getInput()), out, rowsFor(seqDim(s.getInput())));
     buffers[s.getResult()] = out;
@@ -351,7 +349,6 @@ SmallVector<Value> EntryLowering::carriedBuffers(RepeatOp op) {
 
 LogicalResult EntryLowering::lowerRepeat(RepeatOp op) {
   Location loc = op.getLoc();
-  Block *body = op.getBodyBlock();
   SmallVector<Value> carried = carriedBuffers(op);
   Value lb = b.create<arith::ConstantIndexOp>(loc, 0);
   Value ub = b.create<arith::ConstantIndexOp>(loc, op.getCount());
@@ -371,14 +368,21 @@ LogicalResult EntryLowering::lowerRepeat(RepeatOp op) {
   if (currentLoop)
     return op.emitError("a repeat inside a repeat is not supported by the inference "
                         "lowering yet");
+  FailureOr<YieldOp> yield = lowerRepeatBody(op, loop);
+  if (failed(yield))
+    return failure();
+  yieldCarried(op, loop, carried, yield->getOperands());
+  return success();
+}
+
+FailureOr<YieldOp> EntryLowering::lowerRepeatBody(RepeatOp op, scf::ForOp loop) {
+  Block *body = op.getBodyBlock();
   currentLoop = loop;
   for (Operation &inner : body->without_terminator())
     if (failed(lowerOp(&inner)))
       return failure();
   currentLoop = nullptr;
-  auto yield = cast<YieldOp>(body->getTerminator());
-  yieldCarried(op, loop, carried, yield.getOperands());
-  return success();
+  return cast<YieldOp>(body->getTerminator());
 }
 
 void EntryLowering::yieldCarried(RepeatOp op, scf::ForOp loop, ArrayRef<Value> carried,

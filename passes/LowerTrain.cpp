@@ -338,10 +338,8 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
     return success();
   }
   if (auto s = dyn_cast<SoftmaxGradOp>(op)) {
-    auto t = cast<RankedTensorType>(s.getOutput().getType());
-    if (static_cast<int64_t>(s.getAxis()) != t.getRank() - 1)
-      return s.emitError("softmax over a dim other than the last is not supported by the "
-                         "train lowering yet");
+    if (failed(checkSoftmaxAxis(s, s.getOutput(), static_cast<int64_t>(s.getAxis()), "train")))
+      return failure();
     Value dx = zeroed(loc, s.getResult().getType());
     buffers[s.getResult()] = dx;
     b.create<ex::SoftmaxGradOp>(loc, lookup(s.getOutput()), lookup(s.getGrad()), dx);
@@ -411,7 +409,6 @@ LogicalResult EntryLowering::lowerTrainRepeat(RepeatOp op) {
   Location loc = op.getLoc();
   if (currentLoop)
     return op.emitError("a repeat inside a repeat is not supported by the train lowering yet");
-  Block *body = op.getBodyBlock();
   SmallVector<Value> carried = carriedBuffers(op);
   // One [count, ...] buffer per saved value, live from the forward loop to
   // the backward loop that reads it.
@@ -433,13 +430,10 @@ LogicalResult EntryLowering::lowerTrainRepeat(RepeatOp op) {
     buffers[arg] = buf;
   for (auto [arg, inv] : llvm::zip(op.getInvariantArgs(), op.getInvariant()))
     buffers[arg] = lookup(inv);
-  currentLoop = loop;
-  for (Operation &inner : body->without_terminator())
-    if (failed(lowerOp(&inner)))
-      return failure();
-  currentLoop = nullptr;
-  auto yield = cast<YieldOp>(body->getTerminator());
-  ValueRange yielded = yield.getOperands();
+  FailureOr<YieldOp> yield = lowerRepeatBody(op, loop);
+  if (failed(yield))
+    return failure();
+  ValueRange yielded = yield->getOperands();
   ValueRange saves = yielded.drop_front(carried.size());
   for (auto [v, dest] : llvm::zip(saves, stacked)) {
     Value src = lookup(v);

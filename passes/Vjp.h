@@ -19,6 +19,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 
 namespace mlir::bmb {
 
@@ -41,6 +42,15 @@ public:
   virtual void addGrad(Value v, Value g) = 0;
   /// Whether `v` is the loss: its incoming gradient is 1, never a value.
   virtual bool isLoss(Value v) = 0;
+
+  /// addGrad(inputs[i], grads[i]) for each input that needs a gradient: the
+  /// rules of gradient ops with one result per forward operand. A null
+  /// input (an absent optional operand) is skipped.
+  void addGrads(ArrayRef<Value> inputs, ValueRange grads) {
+    for (auto [in, g] : llvm::zip_equal(inputs, grads))
+      if (in && needsGrad(in))
+        addGrad(in, g);
+  }
 };
 
 /// The backward of one forward op. Fails after reporting at the op.

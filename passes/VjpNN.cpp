@@ -73,12 +73,7 @@ LogicalResult vjpLayerNorm(LayerNormOp op, VjpContext &ctx) {
   auto g = ctx.builder().create<LayerNormGradOp>(
       op.getLoc(), ctx.grad(op.getResult()), ctx.primal(op.getInput()),
       ctx.primal(op.getWeight()), op.getEpsAttr());
-  if (ctx.needsGrad(op.getInput()))
-    ctx.addGrad(op.getInput(), g.getDinput());
-  if (ctx.needsGrad(op.getWeight()))
-    ctx.addGrad(op.getWeight(), g.getDweight());
-  if (op.getBias() && ctx.needsGrad(op.getBias()))
-    ctx.addGrad(op.getBias(), g.getDbias());
+  ctx.addGrads({op.getInput(), op.getWeight(), op.getBias()}, g.getResults());
   return success();
 }
 
@@ -86,10 +81,7 @@ LogicalResult vjpRMSNorm(RMSNormOp op, VjpContext &ctx) {
   auto g = ctx.builder().create<RMSNormGradOp>(
       op.getLoc(), ctx.grad(op.getResult()), ctx.primal(op.getInput()),
       ctx.primal(op.getWeight()), op.getEpsAttr());
-  if (ctx.needsGrad(op.getInput()))
-    ctx.addGrad(op.getInput(), g.getDinput());
-  if (ctx.needsGrad(op.getWeight()))
-    ctx.addGrad(op.getWeight(), g.getDweight());
+  ctx.addGrads({op.getInput(), op.getWeight()}, g.getResults());
   return success();
 }
 
@@ -100,11 +92,7 @@ LogicalResult vjpAttention(AttentionOp op, VjpContext &ctx) {
       ctx.primal(op.getKey()), ctx.primal(op.getValue()), mask,
       op.getHeadsAttr(), op.getKvHeadsAttr(), op.getCausalAttr(),
       op.getScaleAttr());
-  Value ins[] = {op.getQuery(), op.getKey(), op.getValue()};
-  Value grads[] = {g.getDquery(), g.getDkey(), g.getDvalue()};
-  for (auto [in, d] : llvm::zip(ins, grads))
-    if (ctx.needsGrad(in))
-      ctx.addGrad(in, d);
+  ctx.addGrads({op.getQuery(), op.getKey(), op.getValue()}, g.getResults());
   return success();
 }
 

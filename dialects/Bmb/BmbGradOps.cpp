@@ -24,16 +24,15 @@ using shapes::Sig;
 namespace {
 
 /// The forward rule `forward` must give `want` (the incoming gradient's
-/// signature); on success, `results`.
-Result expectGrad(const char *op, const Result &forward, const Sig &want,
+/// signature); on success, `results`. Messages are reported under `s`'s op.
+Result expectGrad(const Sigs &s, const Result &forward, const Sig &want,
                   std::vector<Sig> results) {
   if (!forward.ok())
-    return Result::fail(std::string(op) + ": " +
-                        forward.error.substr(forward.error.find(": ") + 2));
+    return s.failFrom(forward);
   if (!(forward.results.front() == want))
-    return Result::fail(std::string(op) + ": grad " + shapes::str(want) +
-                        " does not match the forward result " +
-                        shapes::str(forward.results.front()));
+    return s.fail("grad " + shapes::str(want) +
+                  " does not match the forward result " +
+                  shapes::str(forward.results.front()));
   return Result{std::move(results), {}};
 }
 
@@ -54,7 +53,7 @@ Result FusedClassifierOp::applyShapeRule(Adaptor a) {
     return logits;
   Result loss = shapes::crossEntropy(logits.results.front(), t);
   if (!loss.ok())
-    return s.fail(loss.error.substr(loss.error.find(": ") + 2));
+    return s.failFrom(loss);
   return Result{{loss.results.front(), logits.results.front()}, {}};
 }
 
@@ -65,9 +64,7 @@ Result CrossEntropyGradOp::applyShapeRule(Adaptor a) {
   if (!s.ok())
     return s.error();
   Result loss = shapes::crossEntropy(logits, t);
-  if (!loss.ok())
-    return s.fail(loss.error.substr(loss.error.find(": ") + 2));
-  return Result::of(logits);
+  return loss.ok() ? Result::of(logits) : s.failFrom(loss);
 }
 
 BMB_RULE_OP(LinearGradInputOp)
@@ -82,8 +79,7 @@ Result LinearGradInputOp::applyShapeRule(Adaptor a) {
                   ")");
   Sig dx{dy.dtype, dy.shape};
   dx.shape.back() = w.shape[1];
-  return expectGrad("linear_grad_input", shapes::linear(dx, w, nullptr), dy,
-                    {dx});
+  return expectGrad(s, shapes::linear(dx, w, nullptr), dy, {dx});
 }
 
 BMB_RULE_OP(LinearGradWeightOp)
@@ -96,30 +92,22 @@ Result LinearGradWeightOp::applyShapeRule(Adaptor a) {
     return s.fail("grad and input must have rank >= 1 (grad " +
                   shapes::str(dy) + ", input " + shapes::str(x) + ")");
   Sig dw{x.dtype, {dy.shape.back(), x.shape.back()}};
-  return expectGrad("linear_grad_weight", shapes::linear(x, dw, nullptr), dy,
-                    {dw});
+  return expectGrad(s, shapes::linear(x, dw, nullptr), dy, {dw});
 }
 
 BMB_RULE_OP(ActGradOp)
 Result ActGradOp::applyShapeRule(Adaptor a) {
   Sigs s("act_grad");
   Sig x = s(a.getInput()), dy = s(a.getGrad());
-  if (!s.ok())
-    return s.error();
-  return expectGrad("act_grad", shapes::unaryFloat(x, "act_grad"), dy, {x});
+  return expectGrad(s, s.ok() ? shapes::unaryFloat(x, "act_grad") : s.error(),
+                    dy, {x});
 }
 
 BMB_RULE_OP(LayerNormGradOp)
 Result LayerNormGradOp::applyShapeRule(Adaptor a) {
   Sigs s("layernorm_grad");
   Sig dy = s(a.getGrad()), x = s(a.getInput()), w = s(a.getWeight());
-  FloatAttr eps = a.getProperties().eps;
-  if (!s.ok())
-    return s.error();
-  if (!eps)
-    return s.fail("missing attribute eps");
-  return expectGrad("layernorm_grad",
-                    shapes::layerNorm(x, w, nullptr, eps.getValueAsDouble()),
+  return expectGrad(s, layerNormRule(s, x, w, nullptr, a.getProperties().eps),
                     dy, {x, w, w});
 }
 
@@ -127,13 +115,8 @@ BMB_RULE_OP(RMSNormGradOp)
 Result RMSNormGradOp::applyShapeRule(Adaptor a) {
   Sigs s("rmsnorm_grad");
   Sig dy = s(a.getGrad()), x = s(a.getInput()), w = s(a.getWeight());
-  FloatAttr eps = a.getProperties().eps;
-  if (!s.ok())
-    return s.error();
-  if (!eps)
-    return s.fail("missing attribute eps");
-  return expectGrad("rmsnorm_grad",
-                    shapes::rmsNorm(x, w, eps.getValueAsDouble()), dy, {x, w});
+  return expectGrad(s, rmsNormRule(s, x, w, a.getProperties().eps), dy,
+                    {x, w});
 }
 
 BMB_RULE_OP(AttentionGradOp)
@@ -143,18 +126,9 @@ Result AttentionGradOp::applyShapeRule(Adaptor a) {
       v = s(a.getValue());
   const Sig *mask = s.optional(a.getMask());
   const auto &p = a.getProperties();
-  if (!s.ok())
-    return s.error();
-  if (!p.heads || !p.kv_heads || !p.scale)
-    return s.fail("missing attribute heads, kv_heads or scale");
-  double scale = p.scale.getValueAsDouble();
-  if (!isPositiveFinite(scale))
-    return s.fail("scale must be positive and finite, got " +
-                  formatReal(scale));
-  return expectGrad("attention_grad",
-                    shapes::attention(q, k, v, mask, p.heads.getInt(),
-                                      p.kv_heads.getInt()),
-                    dy, {q, k, v});
+  return expectGrad(
+      s, attentionRule(s, q, k, v, mask, p.heads, p.kv_heads, p.scale), dy,
+      {q, k, v});
 }
 
 BMB_RULE_OP(RotaryGradOp)
@@ -162,15 +136,8 @@ Result RotaryGradOp::applyShapeRule(Adaptor a) {
   Sigs s("rotary_grad");
   Sig dy = s(a.getGrad()), positions = s(a.getPositions());
   const auto &p = a.getProperties();
-  if (!s.ok())
-    return s.error();
-  if (!p.heads || !p.base)
-    return s.fail("missing attribute heads or base");
-  double base = p.base.getValueAsDouble();
-  if (!isPositiveFinite(base))
-    return s.fail("base must be positive and finite, got " + formatReal(base));
-  return expectGrad("rotary_grad",
-                    shapes::rotary(dy, positions, p.heads.getInt()), dy, {dy});
+  return expectGrad(s, rotaryRule(s, dy, positions, p.heads, p.base), dy,
+                    {dy});
 }
 
 BMB_RULE_OP(SoftmaxGradOp)
@@ -182,8 +149,7 @@ Result SoftmaxGradOp::applyShapeRule(Adaptor a) {
   IntegerAttr axis = a.getProperties().axis;
   if (!axis)
     return s.fail("missing attribute axis");
-  return expectGrad("softmax_grad", shapes::softmax(y, axis.getInt()), dy,
-                    {y});
+  return expectGrad(s, shapes::softmax(y, axis.getInt()), dy, {y});
 }
 
 BMB_RULE_OP(ConcatOp)
@@ -234,18 +200,24 @@ LogicalResult ReduceSumOp::verify() {
   return success();
 }
 
+/// verify() of a gradient op whose result type is explicit: `forward`, the
+/// forward rule applied to that result, must give the incoming `grad`.
+static LogicalResult verifyGrad(Operation *op, const char *name,
+                                const Result &forward, const Sig &grad) {
+  Result r = expectGrad(Sigs(name), forward, grad, {});
+  return r.ok() ? success() : op->emitError(r.error);
+}
+
 LogicalResult EmbeddingGradOp::verify() {
   Sig dy = sigOf(getGrad()), ids = sigOf(getIds()), dw = sigOf(getResult());
-  Result r = expectGrad("embedding_grad", shapes::embedding(ids, dw), dy, {});
-  return r.ok() ? success() : emitError(r.error);
+  return verifyGrad(*this, "embedding_grad", shapes::embedding(ids, dw), dy);
 }
 
 LogicalResult TakeGradOp::verify() {
   Sig dy = sigOf(getGrad()), dx = sigOf(getResult());
-  Result r = expectGrad(
-      "take_grad", shapes::take(dx, int64_t(getIndex()), int64_t(getAxis())),
-      dy, {});
-  return r.ok() ? success() : emitError(r.error);
+  return verifyGrad(
+      *this, "take_grad",
+      shapes::take(dx, int64_t(getIndex()), int64_t(getAxis())), dy);
 }
 
 void StackGetOp::build(OpBuilder &builder, OperationState &state, Value stack,

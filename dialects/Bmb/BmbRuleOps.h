@@ -51,6 +51,11 @@ public:
   Result fail(const std::string &what) const {
     return Result::fail(std::string(op) + ": " + what);
   }
+  /// The failure of another op's rule (a gradient op applies its forward
+  /// op's), reworded as this op's: "<other>: what" becomes "<op>: what".
+  Result failFrom(const Result &rule) const {
+    return fail(rule.error.substr(rule.error.find(": ") + 2));
+  }
 
 private:
   const char *op;
@@ -60,6 +65,61 @@ private:
 };
 
 inline bool isPositiveFinite(double v) { return v > 0 && std::isfinite(v); }
+
+//===----------------------------------------------------------------------===//
+// Rules of ops that carry a forward op's attributes
+//===----------------------------------------------------------------------===//
+//
+// A forward op (BmbTensorOps.cpp) and its gradient op (BmbGradOps.cpp) carry
+// the same attributes, so both check them here, in the same order and with
+// the same messages, under the name `s` was made with. Each first reports
+// the operands' error, if reading them failed.
+
+inline Result layerNormRule(const Sigs &s, const shapes::Sig &x,
+                            const shapes::Sig &w, const shapes::Sig *b,
+                            FloatAttr eps) {
+  if (!s.ok())
+    return s.error();
+  if (!eps)
+    return s.fail("missing attribute eps");
+  return shapes::layerNorm(x, w, b, eps.getValueAsDouble());
+}
+
+inline Result rmsNormRule(const Sigs &s, const shapes::Sig &x,
+                          const shapes::Sig &w, FloatAttr eps) {
+  if (!s.ok())
+    return s.error();
+  if (!eps)
+    return s.fail("missing attribute eps");
+  return shapes::rmsNorm(x, w, eps.getValueAsDouble());
+}
+
+inline Result attentionRule(const Sigs &s, const shapes::Sig &q,
+                            const shapes::Sig &k, const shapes::Sig &v,
+                            const shapes::Sig *mask, IntegerAttr heads,
+                            IntegerAttr kvHeads, FloatAttr scale) {
+  if (!s.ok())
+    return s.error();
+  if (!heads || !kvHeads || !scale)
+    return s.fail("missing attribute heads, kv_heads or scale");
+  if (!isPositiveFinite(scale.getValueAsDouble()))
+    return s.fail("scale must be positive and finite, got " +
+                  formatReal(scale.getValueAsDouble()));
+  return shapes::attention(q, k, v, mask, heads.getInt(), kvHeads.getInt());
+}
+
+inline Result rotaryRule(const Sigs &s, const shapes::Sig &x,
+                         const shapes::Sig &positions, IntegerAttr heads,
+                         FloatAttr base) {
+  if (!s.ok())
+    return s.error();
+  if (!heads || !base)
+    return s.fail("missing attribute heads or base");
+  if (!isPositiveFinite(base.getValueAsDouble()))
+    return s.fail("base must be positive and finite, got " +
+                  formatReal(base.getValueAsDouble()));
+  return shapes::rotary(x, positions, heads.getInt());
+}
 
 /// The rule's result types; if the rule fails, the first operand's type (what
 /// every unary op returns) so parsing and building go on and verify() reports

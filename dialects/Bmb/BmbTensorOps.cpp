@@ -54,24 +54,14 @@ Result LayerNormOp::applyShapeRule(Adaptor a) {
   Sigs s("layernorm");
   shapes::Sig x = s(a.getInput()), w = s(a.getWeight());
   const shapes::Sig *b = s.optional(a.getBias());
-  FloatAttr eps = a.getProperties().eps;
-  if (!s.ok())
-    return s.error();
-  if (!eps)
-    return s.fail("missing attribute eps");
-  return shapes::layerNorm(x, w, b, eps.getValueAsDouble());
+  return layerNormRule(s, x, w, b, a.getProperties().eps);
 }
 
 BMB_RULE_OP(RMSNormOp)
 Result RMSNormOp::applyShapeRule(Adaptor a) {
   Sigs s("rmsnorm");
   shapes::Sig x = s(a.getInput()), w = s(a.getWeight());
-  FloatAttr eps = a.getProperties().eps;
-  if (!s.ok())
-    return s.error();
-  if (!eps)
-    return s.fail("missing attribute eps");
-  return shapes::rmsNorm(x, w, eps.getValueAsDouble());
+  return rmsNormRule(s, x, w, a.getProperties().eps);
 }
 
 BMB_RULE_OP(AttentionOp)
@@ -80,16 +70,7 @@ Result AttentionOp::applyShapeRule(Adaptor a) {
   shapes::Sig q = s(a.getQuery()), k = s(a.getKey()), v = s(a.getValue());
   const shapes::Sig *mask = s.optional(a.getMask());
   const auto &p = a.getProperties();
-  if (!s.ok())
-    return s.error();
-  if (!p.heads || !p.kv_heads || !p.scale)
-    return s.fail("missing attribute heads, kv_heads or scale");
-  double scale = p.scale.getValueAsDouble();
-  if (!isPositiveFinite(scale))
-    return s.fail("scale must be positive and finite, got " +
-                  formatReal(scale));
-  return shapes::attention(q, k, v, mask, p.heads.getInt(),
-                           p.kv_heads.getInt());
+  return attentionRule(s, q, k, v, mask, p.heads, p.kv_heads, p.scale);
 }
 
 BMB_RULE_OP(RotaryOp)
@@ -97,14 +78,7 @@ Result RotaryOp::applyShapeRule(Adaptor a) {
   Sigs s("rotary");
   shapes::Sig x = s(a.getInput()), positions = s(a.getPositions());
   const auto &p = a.getProperties();
-  if (!s.ok())
-    return s.error();
-  if (!p.heads || !p.base)
-    return s.fail("missing attribute heads or base");
-  double base = p.base.getValueAsDouble();
-  if (!isPositiveFinite(base))
-    return s.fail("base must be positive and finite, got " + formatReal(base));
-  return shapes::rotary(x, positions, p.heads.getInt());
+  return rotaryRule(s, x, positions, p.heads, p.base);
 }
 
 /// The element-wise activations: a float tensor in, the same type out.

@@ -74,7 +74,7 @@ def InsertOptimizerPass : Pass<"bmb-insert-optimizer", "::mlir::ModuleOp"> {
 }
 
 def LowerBmbToExecPass : Pass<"bmb-lower-to-exec", "::mlir::ModuleOp"> {
-  let summary = "Lowers an infer job's model to a bmb_exec program";
+  let summary = "Lowers an infer or train job's model to a bmb_exec program";
   let description = [{
     Turns the `bmb.model` of the module's infer job (entries `@prefill`,
     `@decode`) into a `bmb_exec.program`: tensors become destination buffers

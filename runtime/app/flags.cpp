@@ -96,9 +96,9 @@ void FlagReader::noValue() const {
     throw UsageError(name_ + " takes no value");
 }
 
-int runExecutable(const char *argv0, int (*body)(void *), void *arg) {
+int runExecutable(const char *argv0, const std::function<int()> &body) {
   try {
-    return body(arg);
+    return body();
   } catch (const UsageError &e) {
     std::fprintf(stderr, "error: %s\n(%s --help lists the flags)\n", e.what(), argv0);
     return 2;

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -76,7 +77,7 @@ private:
 /// An executable's main around `body`: a UsageError prints a hint to --help
 /// and returns 2; a run-time error (bmrt::Error, a file system error, out of
 /// memory, anything else thrown) prints one line and returns 1.
-int runExecutable(const char *argv0, int (*body)(void *), void *arg);
+int runExecutable(const char *argv0, const std::function<int()> &body);
 
 /// Strict value parsers shared by the executables' command lines (the whole
 /// value, in range, else a UsageError naming the flag).

@@ -249,21 +249,15 @@ int InferRun::run() {
 } // namespace
 
 int infer_main(int argc, char **argv, const ProgramInfo &program) {
-  struct Args {
-    int argc;
-    char **argv;
-    const char *argv0;
-    const ProgramInfo &program;
-  } args{argc, argv, argc > 0 ? argv[0] : program.job, program};
-  return runExecutable(args.argv0, [](void *p) {
-    const Args &a = *static_cast<Args *>(p);
-    InferFlags flags = parseInferFlags(a.argc, a.argv);
+  const char *argv0 = argc > 0 ? argv[0] : program.job;
+  return runExecutable(argv0, [&] {
+    InferFlags flags = parseInferFlags(argc, argv);
     if (flags.help) {
-      printInferHelp(stdout, a.argv0, a.program);
+      printInferHelp(stdout, argv0, program);
       return 0;
     }
-    return InferRun(flags, a.program).run();
-  }, &args);
+    return InferRun(flags, program).run();
+  });
 }
 
 } // namespace bmrt

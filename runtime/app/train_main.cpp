@@ -358,24 +358,18 @@ int TrainRun::run() {
 } // namespace
 
 int train_main(int argc, char **argv, const ProgramInfo &program) {
-  struct Args {
-    int argc;
-    char **argv;
-    const char *argv0;
-    const ProgramInfo &program;
-  } args{argc, argv, argc > 0 ? argv[0] : program.job, program};
-  return runExecutable(args.argv0, [](void *p) {
-    const Args &a = *static_cast<Args *>(p);
-    if (!a.program.train)
-      fail(std::string("program ") + a.program.job + " is not a training program");
-    TrainFlags flags = parseTrainFlags(a.argc, a.argv);
+  const char *argv0 = argc > 0 ? argv[0] : program.job;
+  return runExecutable(argv0, [&] {
+    if (!program.train)
+      fail(std::string("program ") + program.job + " is not a training program");
+    TrainFlags flags = parseTrainFlags(argc, argv);
     if (flags.help) {
-      printTrainHelp(stdout, a.argv0, a.program);
+      printTrainHelp(stdout, argv0, program);
       return 0;
     }
-    applyJobDefaults(flags, *a.program.train);
-    return TrainRun(flags, a.program).run();
-  }, &args);
+    applyJobDefaults(flags, *program.train);
+    return TrainRun(flags, program).run();
+  });
 }
 
 } // namespace bmrt

@@ -59,6 +59,69 @@ bmb.model @M layer "M" {
 
 // -----
 
+// A repeat's invariant that depends on a trainable param would need its
+// gradient summed over the iterations.
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<16x8xf32> init normal(0.02)
+  bmb.param @bias : tensor<2x4x8xf32> init zeros
+  func.func @loss(%t: tensor<2x4xi32>) -> tensor<f32> {
+    %w = bmb.param_get @w : tensor<16x8xf32>
+    %x = bmb.embedding %t, %w : (tensor<2x4xi32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+    %c = bmb.param_get @bias : tensor<2x4x8xf32>
+    // expected-error @+1 {{bmb-autodiff: gradients of bmb.repeat "h"'s varied invariant values are not implemented}}
+    %y = bmb.repeat 2 "h" layer "Shift" iter(%x) invariant(%c) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    ^bb0(%i: index, %a: tensor<2x4x8xf32>, %b: tensor<2x4x8xf32>):
+      %s = bmb.add %a, %b : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+      bmb.yield %s : tensor<2x4x8xf32>
+    }
+    %loss, %d = bmb.fused_classifier %y, %w, %t : (tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32>) -> (tensor<f32>, tensor<2x4x16xf32>)
+    return %loss : tensor<f32>
+  }
+}
+
+// -----
+
+// A repeat carrying two varied values of which the loss reads one: the other's
+// gradient would be zeros.
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<16x8xf32> init normal(0.02)
+  func.func @loss(%t: tensor<2x4xi32>) -> tensor<f32> {
+    %w = bmb.param_get @w : tensor<16x8xf32>
+    %x = bmb.embedding %t, %w : (tensor<2x4xi32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+    // expected-error @+1 {{bmb-autodiff: carried value #1 of bmb.repeat "h" has no gradient while another has; zero gradients are not implemented}}
+    %y:2 = bmb.repeat 2 "h" layer "Pair" iter(%x, %x) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+    ^bb0(%i: index, %a: tensor<2x4x8xf32>, %b: tensor<2x4x8xf32>):
+      %s = bmb.add %a, %b : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+      bmb.yield %s, %b : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+    }
+    %loss, %d = bmb.fused_classifier %y#0, %w, %t : (tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32>) -> (tensor<f32>, tensor<2x4x16xf32>)
+    return %loss : tensor<f32>
+  }
+}
+
+// -----
+
+// A carried value whose gradient does not reach the iteration's input (the
+// body replaces it): the input's gradient would be zeros.
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<16x8xf32> init normal(0.02)
+  bmb.param @c : tensor<2x4x8xf32> init zeros
+  func.func @loss(%t: tensor<2x4xi32>) -> tensor<f32> {
+    %w = bmb.param_get @w : tensor<16x8xf32>
+    %x = bmb.embedding %t, %w : (tensor<2x4xi32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+    // expected-error @+1 {{bmb-autodiff: the gradient of bmb.repeat "h"'s carried value #0 does not reach the iteration's input; zero gradients are not implemented}}
+    %y = bmb.repeat 2 "h" layer "Reset" iter(%x) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    ^bb0(%i: index, %a: tensor<2x4x8xf32>):
+      %c = bmb.param_get @c : tensor<2x4x8xf32>
+      bmb.yield %c : tensor<2x4x8xf32>
+    }
+    %loss, %d = bmb.fused_classifier %y, %w, %t : (tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32>) -> (tensor<f32>, tensor<2x4x16xf32>)
+    return %loss : tensor<f32>
+  }
+}
+
+// -----
+
 // expected-error @+1 {{bmb-autodiff: model @M already has a @train_step}}
 bmb.model @M layer "M" {
   bmb.param @w : tensor<16x8xf32> init normal(0.02)

@@ -32,7 +32,6 @@ using host::threadCount;
 constexpr int64_t kParallelElements = 1 << 15;
 constexpr int64_t kColumnBlock = 64; // embedding_backward: columns per work item
 
-using host::inverseFrequencies;
 
 // dx[i] += f(x[i], dout[i]) for one activation's element derivative.
 // simdlen(16): 16 float lanes (AVX-512) where GCC would pick 8; the GELU
@@ -101,32 +100,8 @@ void softmax_backward(Context &ctx, T *dx, const T *out, const T *dout, int64_t 
 template <class T>
 void rotary_backward(Context &ctx, T *dx, const T *dout, const int32_t *pos, int64_t rows,
                      int64_t heads, int64_t headDim, int64_t rowStride, float base) {
-  ProfileScope profile(ctx, KernelKind::Rotary);
-  host::checkRotaryArgs("rotary_backward", rows, heads, headDim, rowStride, base);
-  const int64_t half = headDim / 2;
-  std::vector<T> invFreq(half);
-  inverseFrequencies(invFreq.data(), headDim, base);
-#pragma omp parallel num_threads(threadCount(ctx)) if (rows > 1)
-  {
-    std::vector<T> table(2 * half); // cos then sin of one row's angles
-    T *cosv = table.data(), *sinv = table.data() + half;
-#pragma omp for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      host::rotaryAngles(cosv, sinv, pos[r], invFreq.data(), half);
-      for (int64_t h = 0; h < heads; ++h) {
-        const T *dh = dout + r * rowStride + h * headDim; // [headDim]
-        T *xh = dx + r * rowStride + h * headDim;         // [headDim]
-        // forward: o1 = x1 c - x2 s, o2 = x2 c + x1 s; transposed:
-        // dx1 = d1 c + d2 s, dx2 = d2 c - d1 s.
-#pragma omp simd
-        for (int64_t i = 0; i < half; ++i) {
-          const T d1 = dh[i], d2 = dh[i + half];
-          xh[i] += d1 * cosv[i] + d2 * sinv[i];
-          xh[i + half] += d2 * cosv[i] - d1 * sinv[i];
-        }
-      }
-    }
-  }
+  host::rotaryRows<true>(ctx, "rotary_backward", dx, dout, pos, rows, heads, headDim,
+                         rowStride, base);
 }
 
 template <class T>

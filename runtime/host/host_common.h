@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 namespace bmrt::host {
 
@@ -72,6 +73,51 @@ inline void rotaryAngles(T *cosv, T *sinv, int32_t pos, const T *invFreq, int64_
     const T angle = T(pos) * invFreq[i];
     cosv[i] = std::cos(angle);
     sinv[i] = std::sin(angle);
+  }
+}
+
+/// rotary_forward (Backward = false: out = the rotation of x) and
+/// rotary_backward (Backward = true: out += the rotation back of x, the
+/// transpose of the forward's) over rows x heads, sharing the argument
+/// checks, the angles and the threading so the two always agree.
+template <bool Backward, class T>
+void rotaryRows(Context &ctx, const char *kernel, T *out, const T *x, const int32_t *pos,
+                int64_t rows, int64_t heads, int64_t headDim, int64_t rowStride, float base) {
+  ProfileScope profile(ctx, KernelKind::Rotary);
+  checkRotaryArgs(kernel, rows, heads, headDim, rowStride, base);
+  const int64_t half = headDim / 2;
+  std::vector<T> invFreq(half);
+  inverseFrequencies(invFreq.data(), headDim, base);
+#pragma omp parallel num_threads(threadCount(ctx)) if (rows > 1)
+  {
+    std::vector<T> table(2 * half); // cos then sin of one row's angles
+    T *cosv = table.data(), *sinv = table.data() + half;
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      rotaryAngles(cosv, sinv, pos[r], invFreq.data(), half);
+      for (int64_t h = 0; h < heads; ++h) {
+        const T *xh = x + r * rowStride + h * headDim;
+        T *oh = out + r * rowStride + h * headDim;
+        if constexpr (!Backward) {
+          // rotate_half: (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin); both
+          // halves are read before either is written, so out may alias x.
+#pragma omp simd
+          for (int64_t i = 0; i < half; ++i) {
+            const T x1 = xh[i], x2 = xh[i + half];
+            oh[i] = x1 * cosv[i] - x2 * sinv[i];
+            oh[i + half] = x2 * cosv[i] + x1 * sinv[i];
+          }
+        } else {
+          // The transpose: dx1 += d1 c + d2 s, dx2 += d2 c - d1 s.
+#pragma omp simd
+          for (int64_t i = 0; i < half; ++i) {
+            const T d1 = xh[i], d2 = xh[i + half];
+            oh[i] += d1 * cosv[i] + d2 * sinv[i];
+            oh[i + half] += d2 * cosv[i] - d1 * sinv[i];
+          }
+        }
+      }
+    }
   }
 }
 

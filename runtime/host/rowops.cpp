@@ -30,7 +30,6 @@ using host::threadCount;
 // Below this many elements a copy is not worth a parallel region.
 constexpr int64_t kParallelElements = 1 << 15;
 
-using host::inverseFrequencies;
 
 } // namespace
 
@@ -63,32 +62,8 @@ void softmax_forward(Context &ctx, T *out, const T *x, int64_t rows, int64_t C) 
 template <class T>
 void rotary_forward(Context &ctx, T *out, const T *x, const int32_t *pos, int64_t rows,
                     int64_t heads, int64_t headDim, int64_t rowStride, float base) {
-  ProfileScope profile(ctx, KernelKind::Rotary);
-  host::checkRotaryArgs("rotary_forward", rows, heads, headDim, rowStride, base);
-  const int64_t half = headDim / 2;
-  std::vector<T> invFreq(half);
-  inverseFrequencies(invFreq.data(), headDim, base);
-#pragma omp parallel num_threads(threadCount(ctx)) if (rows > 1)
-  {
-    std::vector<T> table(2 * half); // cos then sin of one row's angles
-    T *cosv = table.data(), *sinv = table.data() + half;
-#pragma omp for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      host::rotaryAngles(cosv, sinv, pos[r], invFreq.data(), half);
-      for (int64_t h = 0; h < heads; ++h) {
-        const T *xh = x + r * rowStride + h * headDim;
-        T *oh = out + r * rowStride + h * headDim;
-        // rotate_half: (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin); both
-        // halves are read before either is written, so out may alias x.
-#pragma omp simd
-        for (int64_t i = 0; i < half; ++i) {
-          const T x1 = xh[i], x2 = xh[i + half];
-          oh[i] = x1 * cosv[i] - x2 * sinv[i];
-          oh[i + half] = x2 * cosv[i] + x1 * sinv[i];
-        }
-      }
-    }
-  }
+  host::rotaryRows<false>(ctx, "rotary_forward", out, x, pos, rows, heads, headDim, rowStride,
+                          base);
 }
 
 template <class T>

@@ -70,18 +70,6 @@ std::string readText(const std::string &file) {
   return s.str();
 }
 
-std::string quoted(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if ((unsigned char)c < 0x20)
-      continue; // names never hold control characters; drop rather than escape
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string u64(uint64_t v) { return "\"" + std::to_string(v) + "\""; }
 
 std::string real(double v) {
@@ -97,7 +85,7 @@ std::string stateJson(const TrainerState &s) {
   j += "  \"data\": {\"step\": " + u64(s.data.step) + ", \"seed\": " + u64(s.data.seed) +
        ", \"file_checksum\": " + u64(s.data.fileChecksum) +
        ", \"file_count\": " + u64(s.data.fileCount) + "},\n";
-  j += "  \"order\": " + quoted(s.order) + ",\n";
+  j += "  \"order\": " + json::quote(s.order) + ",\n";
   j += "  \"val_fraction\": " + real(s.valFraction) + ",\n";
   j += "  \"accum\": " + std::to_string(s.accum) + ",\n";
   j += "  \"lr\": " + real(s.lr) + ",\n";
@@ -105,8 +93,8 @@ std::string stateJson(const TrainerState &s) {
   j += "  \"warmup\": " + std::to_string(s.warmup) + ",\n";
   j += "  \"total_steps\": " + std::to_string(s.totalSteps) + ",\n";
   j += "  \"loss\": " + (std::isfinite(s.loss) ? real(s.loss) : std::string("null")) + ",\n";
-  j += "  \"model\": " + quoted(s.model) + ",\n";
-  j += "  \"job\": " + quoted(s.job) + ",\n";
+  j += "  \"model\": " + json::quote(s.model) + ",\n";
+  j += "  \"job\": " + json::quote(s.job) + ",\n";
   j += "  \"param_hash\": " + u64(s.paramHash) + "\n";
   return j + "}\n";
 }

@@ -20,6 +20,7 @@
 #include "bmrt/tokens.h"
 
 #include "bmrt/context.h"
+#include "bmrt/json.h"
 #include "tokenizers/byte_level.h"
 
 #include <algorithm>
@@ -90,21 +91,6 @@ uint32_t codePointOf(const std::string &s) {
   if (s.size() == 1)
     return p[0];
   return ((uint32_t)(p[0] & 0x1f) << 6) | (p[1] & 0x3f);
-}
-
-std::string jsonString(const std::string &s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\', out += (char)c;
-    else if (c < 0x20) {
-      char buf[8];
-      snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else
-      out += (char)c;
-  }
-  return out + "\"";
 }
 
 void writeTextFile(const std::string &file, const std::string &text) {
@@ -248,7 +234,7 @@ void writeBpeFiles(const std::string &dir, const BpeResult &bpe) {
     fail(dir + ": cannot create directory: " + strerror(errno));
   std::string vocab = "{";
   for (size_t id = 0; id < bpe.vocab.size(); ++id)
-    vocab += (id ? "," : "") + jsonString(bpe.vocab[id]) + ":" + std::to_string(id);
+    vocab += (id ? "," : "") + json::quote(bpe.vocab[id]) + ":" + std::to_string(id);
   vocab += "}";
   std::string merges = "#version: 0.2\n";
   for (const auto &[a, b] : bpe.merges)

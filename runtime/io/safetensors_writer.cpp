@@ -13,6 +13,7 @@
 #include "io/atomic_file.h"
 
 #include "bmrt/context.h"
+#include "bmrt/json.h"
 
 #include <cerrno>
 #include <cstring>
@@ -23,24 +24,6 @@ namespace bmrt::io {
 
 namespace {
 
-// Tensor names are ASCII in practice, but a name is user data: escape it.
-void appendJsonString(std::string &out, const std::string &s) {
-  out += '"';
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += (char)c;
-    } else if (c < 0x20) {
-      char buf[8];
-      snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += (char)c;
-    }
-  }
-  out += '"';
-}
-
 std::string buildHeader(const std::vector<OutTensor> &tensors) {
   std::string header = "{\"__metadata__\":{\"format\":\"pt\"}";
   uint64_t offset = 0;
@@ -49,7 +32,7 @@ std::string buildHeader(const std::vector<OutTensor> &tensors) {
     for (int64_t d : t.shape)
       bytes *= (uint64_t)d;
     header += ',';
-    appendJsonString(header, t.name);
+    header += json::quote(t.name);
     header += ":{\"dtype\":\"";
     header += paramDTypeName(t.dtype);
     header += "\",\"shape\":[";

@@ -37,6 +37,11 @@ struct Value {
 /// Nesting deeper than 512 levels is refused.
 Value parse(std::string_view text, const std::string &what);
 
+/// `s` as a JSON string literal, quotes included: '"' and '\\' escaped,
+/// control characters as \u00XX, everything else (UTF-8) as it is. The one
+/// writer-side escape of every JSON file we write.
+std::string quote(std::string_view s);
+
 } // namespace bmrt::json
 
 #endif // BMRT_JSON_H

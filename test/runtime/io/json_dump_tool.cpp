@@ -18,23 +18,6 @@
 
 using bmrt::json::Value;
 
-static void dumpString(const std::string &s, std::string &out) {
-  out += '"';
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += (char)c;
-    } else if (c < 0x20) {
-      char buf[8];
-      snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += (char)c; // UTF-8 passes through
-    }
-  }
-  out += '"';
-}
-
 static void dump(const Value &v, std::string &out) {
   switch (v.kind) {
   case Value::Kind::Null: out += "null"; break;
@@ -45,7 +28,7 @@ static void dump(const Value &v, std::string &out) {
     out += buf;
     break;
   }
-  case Value::Kind::String: dumpString(v.string, out); break;
+  case Value::Kind::String: out += bmrt::json::quote(v.string); break;
   case Value::Kind::Array:
     out += '[';
     for (size_t k = 0; k < v.array.size(); ++k) {
@@ -60,7 +43,7 @@ static void dump(const Value &v, std::string &out) {
     for (size_t k = 0; k < v.object.size(); ++k) {
       if (k)
         out += ',';
-      dumpString(v.object[k].first, out);
+      out += bmrt::json::quote(v.object[k].first);
       out += ':';
       dump(v.object[k].second, out);
     }

@@ -21,15 +21,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-P = ctypes.c_void_p
-I64 = ctypes.c_int64
-F32 = ctypes.c_float
-INT = ctypes.c_int
-DTYPES = {0: np.float32, 1: np.float64}
+from shimlib import P, I64, F32, INT, DTYPES, failures, bind, ptr, call, check, expect  # noqa: E402
+
 TOL = {0: 1e-5, 1: 1e-10}
 FD_TOL = 1e-6
 FD_STEP = 1e-5
-failures = []
 
 
 def load(path):
@@ -49,46 +45,11 @@ def load(path):
         "bwd_copy_strided_backward": [INT, P, P, I64, I64, I64, I64, INT, P, INT],
         "bwd_sum_rows": [INT, P, P, I64, I64, INT, P, INT],
     }
-    for name, args in sig.items():
-        fn = getattr(lib, name)
-        fn.argtypes = args
-        fn.restype = INT
-    return lib
-
-
-def ptr(a, offset=0):
-    if a is None:
-        return None
-    assert a.flags.c_contiguous
-    return a.ctypes.data + offset * a.itemsize
-
-
-def call(fn, *args):
-    err = ctypes.create_string_buffer(512)
-    if fn(*args, err, len(err)) != 0:
-        raise RuntimeError(err.value.decode())
-
-
-def check(name, ours, ref, tol, dtname=""):
-    ours = torch.as_tensor(np.asarray(ours, dtype=np.float64))
-    ref = torch.as_tensor(np.asarray(ref, dtype=np.float64)) if not torch.is_tensor(ref) \
-        else ref.detach().to(torch.float64)
-    scale = max(ref.abs().max().item(), 1e-30)
-    err = (ours - ref).abs().max().item() / scale
-    ok = err <= tol and not torch.isnan(ours).any().item()
-    print(f"{'ok  ' if ok else 'FAIL'} {name} {dtname}: rel err {err:.2e}")
-    if not ok:
-        failures.append(f"{name} {dtname}")
+    return bind(lib, sig)
 
 
 def check_dt(name, ours, ref, dt):
-    check(name, ours, ref, TOL[dt], f"[{DTYPES[dt].__name__}]")
-
-
-def expect(name, cond):
-    print(f"{'ok  ' if cond else 'FAIL'} {name}")
-    if not cond:
-        failures.append(name)
+    check(f"{name} [{DTYPES[dt].__name__}]", ours, ref, TOL[dt])
 
 
 def rand(rng, dt, *shape):

@@ -17,13 +17,14 @@ import sys
 import numpy as np
 import torch
 
-P = ctypes.c_void_p
-I64 = ctypes.c_int64
-F32 = ctypes.c_float
-INT = ctypes.c_int
-DTYPES = {0: np.float32, 1: np.float64}
+import shimlib  # noqa: E402
+from shimlib import P, I64, F32, INT, DTYPES, failures, bind, ptr, call, expect  # noqa: E402
+
 TOL = {0: 1e-5, 1: 1e-12}
-failures = []
+
+
+def check(name, ours, ref, dt):
+    shimlib.check(f"{name} [{DTYPES[dt].__name__}]", ours, ref, TOL[dt])
 
 
 def load(path):
@@ -40,43 +41,7 @@ def load(path):
         "kernels_positions": [P, I64, I64, P, INT],
         "kernels_copy_strided": [INT, P, P, I64, I64, I64, I64, INT, P, INT],
     }
-    for name, args in sig.items():
-        fn = getattr(lib, name)
-        fn.argtypes = args
-        fn.restype = INT
-    return lib
-
-
-def ptr(a, offset=0):
-    """Address of element `offset` of a C-contiguous numpy array (None -> NULL)."""
-    if a is None:
-        return None
-    assert a.flags.c_contiguous
-    return a.ctypes.data + offset * a.itemsize
-
-
-def call(fn, *args):
-    """Calls a shim function; raises with the kernel's message on failure."""
-    err = ctypes.create_string_buffer(512)
-    if fn(*args, err, len(err)) != 0:
-        raise RuntimeError(err.value.decode())
-
-
-def check(name, ours, ref, dt):
-    ours = torch.as_tensor(np.asarray(ours, dtype=np.float64))
-    ref = torch.as_tensor(ref).to(torch.float64)
-    scale = max(ref.abs().max().item(), 1e-30)
-    err = (ours - ref).abs().max().item() / scale
-    ok = err <= TOL[dt] and not torch.isnan(ours).any().item()
-    print(f"{'ok  ' if ok else 'FAIL'} {name} [{DTYPES[dt].__name__}]: rel err {err:.2e}")
-    if not ok:
-        failures.append(f"{name} [{DTYPES[dt].__name__}]")
-
-
-def expect(name, cond):
-    print(f"{'ok  ' if cond else 'FAIL'} {name}")
-    if not cond:
-        failures.append(name)
+    return bind(lib, sig)
 
 
 # ----------------------------------------------------------------- attention

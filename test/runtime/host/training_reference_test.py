@@ -24,14 +24,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-P = ctypes.c_void_p
-I64 = ctypes.c_int64
-F64 = ctypes.c_double
-INT = ctypes.c_int
-DTYPES = {0: np.float32, 1: np.float64}
+from shimlib import P, I64, F64, INT, DTYPES, failures, bind, ptr, call, check, expect  # noqa: E402
+
 TORCH = {0: torch.float32, 1: torch.float64}
 TOL = {0: 1e-6, 1: 1e-12}
-failures = []
 
 
 def load(path):
@@ -55,37 +51,6 @@ def load(path):
     lib.training_clip_coefficient.argtypes = [F64, F64]
     lib.training_clip_coefficient.restype = F64
     return lib
-
-
-def ptr(a):
-    if a is None:
-        return None
-    assert a.flags.c_contiguous
-    return a.ctypes.data
-
-
-def call(fn, *args):
-    """Calls a shim function; raises with the kernel's message on failure."""
-    err = ctypes.create_string_buffer(512)
-    if fn(*args, err, len(err)) != 0:
-        raise RuntimeError(err.value.decode())
-
-
-def check(name, ours, ref, tol):
-    ours = torch.as_tensor(np.asarray(ours, dtype=np.float64))
-    ref = torch.as_tensor(ref).detach().to(torch.float64)
-    scale = max(ref.abs().max().item(), 1e-30)
-    err = (ours - ref).abs().max().item() / scale
-    ok = err <= tol and not torch.isnan(ours).any().item()
-    print(f"{'ok  ' if ok else 'FAIL'} {name}: rel err {err:.2e} (tol {tol:.0e})")
-    if not ok:
-        failures.append(name)
-
-
-def expect(name, cond):
-    print(f"{'ok  ' if cond else 'FAIL'} {name}")
-    if not cond:
-        failures.append(name)
 
 
 def expect_error(name, fragment, fn, *args):

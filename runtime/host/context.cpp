@@ -44,6 +44,8 @@ const char *kernelKindName(KernelKind k) {
     return "loss";
   case KernelKind::Optimizer:
     return "optimizer";
+  case KernelKind::Comm:
+    return "comm";
   case KernelKind::Count:
     break;
   }

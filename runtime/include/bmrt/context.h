@@ -17,6 +17,8 @@
 
 namespace bmrt {
 
+class Comm; // bmrt/comm.h
+
 /// A user-visible run-time error (message without the "error: " prefix).
 struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -37,6 +39,7 @@ enum class KernelKind : int {
   Sampling,
   Loss,       // fused classifier, MSE
   Optimizer,  // AdamW, SGD, gradient clipping
+  Comm,       // waiting for collectives (bmrt/comm.h)
   Count
 };
 const char *kernelKindName(KernelKind k);
@@ -46,6 +49,7 @@ struct Context {
   bool profile = false;   // accumulate time per kernel kind
   double seconds[(int)KernelKind::Count] = {};
   int64_t calls[(int)KernelKind::Count] = {};
+  Comm *comm = nullptr;   // the run's communicator (train programs; bmrt/comm.h)
 };
 
 /// Times one runtime call into ctx when profiling is on:

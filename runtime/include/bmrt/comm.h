@@ -1,0 +1,114 @@
+//===- bmrt/comm.h - Collectives between the ranks of one training run ----===//
+//
+// One interface for every backend (DESIGN "The runtime"): a single process,
+// MPI on CPUs (here), NCCL on GPUs (the CUDA issue). Generated code and the
+// train app call only this.
+//
+// Every collective is asynchronous: it is queued in issue order on the
+// backend's progress thread (on the host; the comm stream on a GPU) and
+// returns a handle; `wait` blocks until it is done. The buffers of a queued
+// collective belong to it until its wait returns: the caller neither reads
+// nor writes them in between (the bmb_exec ordering verifier checks this for
+// generated code). All ranks issue the same collectives in the same order.
+//
+// Layout conventions are NCCL's in-place ones, so a flat parameter group
+// partitioned into `size()` rank-contiguous chunks of `count` elements needs
+// no copies:
+//   reduceScatter(buf, count): buf holds size()*count elements; afterwards
+//     chunk rank() = [rank()*count, (rank()+1)*count) is the sum over ranks of
+//     that chunk; the other chunks are unspecified.
+//   allGather(buf, count): chunk rank() of buf is this rank's input;
+//     afterwards every chunk holds its owner's input.
+//   allReduce(buf, n): sum over ranks, in place, on every rank.
+//   broadcast(buf, n, root): root's buffer on every rank.
+//
+// Deterministic mode (CommOptions::deterministic, the train executable's
+// --deterministic): every reduction sums in rank order, element by element,
+// in the buffer's type: ((x0 + x1) + x2) + ... - the same arithmetic as one
+// process adding the ranks' micro-batch gradients in turn, so an N-rank run
+// is bitwise equal to a one-process run of N accumulated micro-batches.
+// Otherwise the backend's fastest reduction is used.
+//
+// Failures: a collective that has not finished `timeoutSeconds` after it was
+// queued (a rank died or hangs) makes wait() fail with a message naming the
+// collective, its size and this rank; the executables then exit non-zero,
+// and mpirun stops the other ranks. A rank that exits stops the job too.
+//
+//===----------------------------------------------------------------------===//
+#ifndef BMRT_COMM_H
+#define BMRT_COMM_H
+
+#include "bmrt/program.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace bmrt {
+
+/// A queued collective; wait() on it exactly once.
+struct CommHandle {
+  int64_t id = -1;
+};
+
+struct CommOptions {
+  bool deterministic = false;
+  double timeoutSeconds = 300; // per collective; <= 0: wait forever
+};
+
+class Comm {
+public:
+  virtual ~Comm() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// "single", "mpi", "tcp" (and "nccl" later): for the banner and errors.
+  virtual const char *backend() const = 0;
+  virtual bool deterministic() const = 0;
+
+  // DType F32, F64 or I32 (sums of I32 are exact in any order).
+  virtual CommHandle allReduce(void *buf, int64_t n, DType dtype) = 0;
+  virtual CommHandle reduceScatter(void *buf, int64_t count, DType dtype) = 0;
+  virtual CommHandle allGather(void *buf, int64_t count, DType dtype) = 0;
+  virtual CommHandle broadcast(void *buf, int64_t n, DType dtype, int root) = 0;
+  /// Blocks until the collective is done; fails (bmrt::Error) on timeout or
+  /// a backend error, naming the collective.
+  virtual void wait(CommHandle h) = 0;
+  /// Every rank reaches this point (fails on timeout like wait()).
+  virtual void barrier() = 0;
+
+  // Blocking conveniences over allReduce/broadcast for the app's scalars
+  // (the step's target count, its loss, an "every rank is fine" vote).
+  double sum(double x);
+  int64_t sum(int64_t x);
+  double max(double x);
+  /// Root's string on every rank (a checkpoint path chosen by rank 0).
+  std::string broadcastString(const std::string &s, int root);
+};
+
+/// The communicator of this process, chosen from the environment:
+///  - launched by mpirun (OMPI_COMM_WORLD_SIZE / PMIX_RANK set): MPI over
+///    MPI_COMM_WORLD, with a progress thread;
+///  - torchrun-style RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set
+///    (no mpirun): TCP sockets, every rank connected to rank 0, which
+///    reduces in rank order (always deterministic; for a few ranks);
+///  - otherwise a single process (size 1; collectives complete at once).
+/// Fails with a clear message if the environment asks for a backend this
+/// build lacks. Finalizes the backend when destroyed.
+std::unique_ptr<Comm> openComm(const CommOptions &options);
+
+/// The communicator generated code uses (Context::comm); fails if the app
+/// did not set one.
+Comm &commOf(Context &ctx);
+
+/// A single process: every collective is the identity and completes at once.
+std::unique_ptr<Comm> makeSingleComm(const CommOptions &options);
+
+/// Sums `ranks` contributions laid out back to back (`src` holds ranks * n
+/// elements, contribution r at r * n) in rank order into dst[0, n):
+/// dst = ((src_0 + src_1) + src_2) + ... - the deterministic reduction every
+/// backend uses (exposed for the backends and their tests).
+void sumInRankOrder(void *dst, const void *src, int ranks, int64_t n, DType dtype);
+
+} // namespace bmrt
+
+#endif // BMRT_COMM_H

@@ -50,6 +50,15 @@ std::string Emitter::gradType() {
   return t.empty() ? "float" : t;
 }
 
+int64_t Emitter::groupAttr(StringRef name) {
+  auto a = program->getAttrOfType<IntegerAttr>(name);
+  if (!a) {
+    error(program, "emission: the program has no '") << name << "' (run bmb-plan-memory)";
+    return 0;
+  }
+  return a.getInt();
+}
+
 int64_t Emitter::gradElems() {
   auto bytes = program->getAttrOfType<IntegerAttr>("grad_bytes");
   std::string t = gradType();
@@ -74,25 +83,9 @@ void Emitter::emitGradsAndOptState() {
          << cType(cast<MemRefType>(p.getType()).getElementType()) << " *)(base + "
          << *p.getGradOffset() << ");\n";
   os << "  g.unused = 0;\n  return g;\n}\n\n";
-  os << "// ---- Optimizer state: " << slots
-     << " slot(s) of the param's size per trainable param"
-     << (trainStr(train, "optimizer") == "adamw" ? " (exp_avg, then exp_avg_sq)" : "")
-     << ", byte offsets into the optimizer-state allocation.\n"
-     << "struct OptState {\n";
-  for (auto p : program.getOps<ParamOp>())
-    if (p.getOptOffset())
-      os << "  " << cType(cast<MemRefType>(p.getType()).getElementType()) << " *"
-         << cIdent(p.getSymName()) << "; // " << slots << " x "
-         << shapeStr(cast<MemRefType>(p.getType()).getShape()) << "\n";
-  os << "  char unused;\n};\n\n"
-     << "OptState optStateOf(const Buffers &buf) {\n  char *base = (char *)buf.optState;\n"
-     << "  OptState o;\n";
-  for (auto p : program.getOps<ParamOp>())
-    if (p.getOptOffset())
-      os << "  o." << cIdent(p.getSymName()) << " = ("
-         << cType(cast<MemRefType>(p.getType()).getElementType()) << " *)(base + "
-         << *p.getOptOffset() << ");\n";
-  os << "  o.unused = 0;\n  return o;\n}\n\n";
+  os << "// ---- Optimizer state: " << slots << " slot(s)"
+     << (trainStr(train, "optimizer") == "adamw" ? " (exp_avg, exp_avg_sq)" : "")
+     << " over the rank's partition of the trainable group (bmrt::Partition).\n\n";
 }
 
 void Emitter::emitTrainEntry(func::FuncOp f) {
@@ -106,9 +99,9 @@ void Emitter::emitTrainEntry(func::FuncOp f) {
      << " bytes planned.\n"
      << "void " << f.getName() << "(Context &ctx, const Buffers &buf, StepArgs &args) {\n"
      << "  const Params P = paramsOf(buf);\n  const State S = stateOf(buf);\n"
-     << "  const Grads G = gradsOf(buf);\n  const OptState O = optStateOf(buf);\n"
+     << "  const Grads G = gradsOf(buf);\n"
      << "  char *act = (char *)buf.activations;\n"
-     << "  (void)P; (void)S; (void)G; (void)O; (void)act; (void)args;\n";
+     << "  (void)P; (void)S; (void)G; (void)act; (void)args;\n";
   emitBody(f.getBody().front());
   os << "}\n\n";
 }
@@ -258,10 +251,13 @@ bool Emitter::emitTrainOp(Operation *op) {
        << (c.getScale() ? name(c.getScale()) : std::string("1.0")) << ");\n";
     return true;
   }
+  // The optimizer step works on the rank's partition of the flat trainable
+  // group (bmrt::Partition, docs/distributed.md): the runtime functions clip
+  // each update to it, so one rank (the whole group) and N ranks print alike.
   if (auto g = dyn_cast<GradNormOp>(op)) {
     scalar(g.getResult(),
-           "sqrt(grad_norm_squared<" + gradType() + ">(ctx, (const " + gradType() +
-               " *)buf.grads, " + std::to_string(gradElems()) + "))",
+           "grad_norm_part<" + gradType() + ">(ctx, buf, " + std::to_string(gradElems()) +
+               ", " + std::to_string(groupAttr("partition_align")) + ")",
            "double");
     return true;
   }
@@ -270,44 +266,96 @@ bool Emitter::emitTrainOp(Operation *op) {
     os << in << "const double " << k << " = clip_coefficient(" << name(c.getNorm()) << ", "
        << fp(c.getMaxNorm().convertToDouble()) << ");\n"
        << in << "if (" << k << " < 1.0)\n"
-       << in << "  scale_inplace<" << gradType() << ">(ctx, (" << gradType() << " *)buf.grads, "
-       << gradElems() << ", " << k << ");\n";
+       << in << "  scale_part<" << gradType() << ">(ctx, buf, " << k << ");\n";
     return true;
   }
-  if (auto a = dyn_cast<AdamWUpdateOp>(op)) {
-    auto p = SymbolTable::lookupNearestSymbolFrom<ParamOp>(op, a.getParamAttr());
-    if (!p.getOptOffset()) {
-      error(op, "emission: the param has no optimizer state (run bmb-plan-memory)");
-      return true;
+  // A param's elements in the group: its gradient's offset and size.
+  auto groupRange = [&](Operation *at, FlatSymbolRefAttr param, int64_t &offset,
+                        int64_t &numel, std::string &type) {
+    auto p = SymbolTable::lookupNearestSymbolFrom<ParamOp>(at, param);
+    if (!p || !p.getGradOffset()) {
+      error(at, "emission: the param has no place in the trainable group (run bmb-plan-memory)");
+      return false;
     }
     auto t = cast<MemRefType>(p.getType());
-    std::string id = cIdent(p.getSymName());
-    os << in << "adamw_update<" << cType(t.getElementType()) << ">(ctx, P." << id << ", G."
-       << id << ", O." << id << ", O." << id << " + " << t.getNumElements() << ", "
-       << t.getNumElements() << ", " << name(a.getLr()) << ", "
-       << fp(a.getBeta1().convertToDouble()) << ", " << fp(a.getBeta2().convertToDouble())
-       << ", " << fp(a.getEps().convertToDouble()) << ", "
-       << fp(a.getWeightDecay().convertToDouble()) << ", " << name(a.getStep()) << ");\n";
+    int64_t size = t.getElementTypeBitWidth() / 8;
+    offset = *p.getGradOffset() / size;
+    numel = t.getNumElements();
+    type = cType(t.getElementType());
+    return true;
+  };
+  if (auto a = dyn_cast<AdamWUpdateOp>(op)) {
+    int64_t offset, numel;
+    std::string type;
+    if (!groupRange(op, a.getParamAttr(), offset, numel, type))
+      return true;
+    os << in << "adamw_update_part<" << type << ">(ctx, buf, "
+       << groupAttr("group_param_offset") << ", " << offset << ", " << numel << ", "
+       << name(a.getLr()) << ", " << fp(a.getBeta1().convertToDouble()) << ", "
+       << fp(a.getBeta2().convertToDouble()) << ", " << fp(a.getEps().convertToDouble())
+       << ", " << fp(a.getWeightDecay().convertToDouble()) << ", " << name(a.getStep())
+       << "); // " << a.getParam() << "\n";
     return true;
   }
   if (auto s = dyn_cast<SGDUpdateOp>(op)) {
-    auto p = SymbolTable::lookupNearestSymbolFrom<ParamOp>(op, s.getParamAttr());
-    auto t = cast<MemRefType>(p.getType());
-    std::string id = cIdent(p.getSymName());
-    bool momentum = s.getMomentum().convertToDouble() != 0.0;
-    if (momentum && !p.getOptOffset()) {
-      error(op, "emission: SGD with momentum needs the param's optimizer state");
+    int64_t offset, numel;
+    std::string type;
+    if (!groupRange(op, s.getParamAttr(), offset, numel, type))
       return true;
-    }
-    os << in << "sgd_update<" << cType(t.getElementType()) << ">(ctx, P." << id << ", G." << id
-       << ", " << (momentum ? "O." + id : std::string("nullptr")) << ", " << t.getNumElements()
-       << ", " << name(s.getLr()) << ", " << fp(s.getMomentum().convertToDouble()) << ", "
-       << fp(s.getWeightDecay().convertToDouble()) << ", " << name(s.getStep()) << ");\n";
+    os << in << "sgd_update_part<" << type << ">(ctx, buf, " << groupAttr("group_param_offset")
+       << ", " << offset << ", " << numel << ", " << name(s.getLr()) << ", "
+       << fp(s.getMomentum().convertToDouble()) << ", "
+       << fp(s.getWeightDecay().convertToDouble()) << ", " << name(s.getStep()) << "); // "
+       << s.getParam() << "\n";
     return true;
   }
   if (isa<ZeroGradsOp>(op)) {
-    os << in << "fill_zero<" << gradType() << ">(ctx, (" << gradType() << " *)buf.grads, "
-       << gradElems() << ");\n";
+    os << in << "fill_zero<" << gradType() << ">(ctx, (" << gradType()
+       << " *)buf.grads, buf.part.total);\n";
+    return true;
+  }
+  // Collectives (bmrt/comm.h): issue, then wait.
+  std::string dtype = gradType() == "double" ? "DType::F64" : "DType::F32";
+  auto request = [&](Value r, const std::string &call) {
+    std::string n = "r" + std::to_string(counter++);
+    names[r] = n;
+    os << in << "const CommHandle " << n << " = commOf(ctx)." << call << ";\n";
+  };
+  if (auto r = dyn_cast<AllReduceGradsOp>(op)) {
+    // One contiguous range of the grads allocation: the bucket's params are
+    // consecutive in the group.
+    int64_t first = -1, end = 0;
+    for (Attribute a : r.getParams()) {
+      int64_t offset, numel;
+      std::string type;
+      if (!groupRange(op, cast<FlatSymbolRefAttr>(a), offset, numel, type))
+        return true;
+      int64_t size = type == "double" ? 8 : 4;
+      if (first >= 0 && (offset * size + 63) / 64 * 64 != (end * size + 63) / 64 * 64) {
+        error(op, "emission: the bucket's params are not consecutive in the trainable group");
+        return true;
+      }
+      if (first < 0)
+        first = offset;
+      end = offset + numel;
+    }
+    request(r.getRequest(), "allReduce((" + gradType() + " *)buf.grads + " +
+                                std::to_string(first) + ", " + std::to_string(end - first) +
+                                ", " + dtype + ")");
+    return true;
+  }
+  if (auto r = dyn_cast<ReduceScatterGradsOp>(op)) {
+    request(r.getRequest(), "reduceScatter(buf.grads, buf.part.size, " + dtype + ")");
+    return true;
+  }
+  if (auto r = dyn_cast<AllGatherParamsOp>(op)) {
+    request(r.getRequest(), "allGather((char *)buf.params + " +
+                                std::to_string(groupAttr("group_param_offset")) +
+                                ", buf.part.size, " + dtype + ")");
+    return true;
+  }
+  if (auto w = dyn_cast<WaitOp>(op)) {
+    os << in << "commWait(ctx, " << name(w.getRequest()) << ");\n";
     return true;
   }
   return false;
@@ -395,6 +443,9 @@ void Emitter::emitTrainTables(ArrayRef<func::FuncOp> entries) {
      << ", // objective, mask prob, mask id\n"
      << "  " << trainInt(train, "eval_every") << ", " << trainInt(train, "save_every") << ", "
      << trainInt(train, "log_every") << ", // the job's eval_every, save_every, log_every\n"
+     << "  " << trainInt(train, "zero_stage") << ", " << groupAttr("group_param_offset") << ", "
+     << groupAttr("group_elems") << ", " << groupAttr("partition_align")
+     << ", // ZeRO stage, trainable group: param offset, elements, partition align\n"
      << "};\n\n";
   int64_t numParams = llvm::range_size(program.getOps<ParamOp>());
   int64_t numMaps = llvm::range_size(program.getOps<NameMapOp>());

@@ -149,6 +149,9 @@ private:
   std::string gradType();
   /// The size in elements of the grads allocation.
   int64_t gradElems();
+  /// An integer attribute of the program that bmb-plan-memory sets
+  /// (group_param_offset, group_elems, partition_align).
+  int64_t groupAttr(StringRef name);
 };
 
 } // namespace mlir::bmb::exec

@@ -135,6 +135,8 @@ private:
   // Training (LowerTrain.cpp).
   Value lossBuffer;          // the per-row losses of the loss op
   Value gradNorm;            // optimizer_step: the norm before clipping
+  SmallVector<Value> pendingRequests; // optimizer_step: issued, not yet waited
+  void finishGradientCollectives(Location loc);
   DenseSet<Operation *> fusedAccumulates; // grad_accumulates a producer did
   LogicalResult lowerTrainInputs();
   /// Lowers `op` if it is one of the training ops; failure() with handled

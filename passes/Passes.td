@@ -73,6 +73,32 @@ def InsertOptimizerPass : Pass<"bmb-insert-optimizer", "::mlir::ModuleOp"> {
   }];
 }
 
+def DataParallelPass : Pass<"bmb-data-parallel", "::mlir::ModuleOp"> {
+  let summary = "Sums the gradients over data-parallel ranks, in buckets";
+  let description = [{
+    Inserts `bmb.grad_all_reduce` buckets at the start of the train job's
+    `@optimizer_step`: the trainable params in declaration order (the flat
+    trainable group's order), at most `bucket-bytes` of gradients per
+    bucket. One rank makes them no-ops at run time.
+  }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"25 << 20",
+           "the most gradient bytes of one all-reduce">,
+  ];
+}
+
+def ZeroPass : Pass<"bmb-zero", "::mlir::ModuleOp"> {
+  let summary = "ZeRO stage 1: partitions the optimizer state over the ranks";
+  let description = [{
+    For a train job with `zero = 1`, replaces `@optimizer_step`'s gradient
+    all-reduce buckets by one `bmb.grad_reduce_scatter` of the flat
+    trainable group and ends the step with `bmb.param_all_gather`: each rank
+    clips and updates its own partition and keeps only its partition's
+    optimizer state. `zero = 0` (or none) changes nothing; 2, 3 and `auto`
+    are errors at the setting (not implemented yet).
+  }];
+}
+
 def LowerBmbToExecPass : Pass<"bmb-lower-to-exec", "::mlir::ModuleOp"> {
   let summary = "Lowers an infer or train job's model to a bmb_exec program";
   let description = [{

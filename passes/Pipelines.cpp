@@ -26,6 +26,8 @@ void mlir::bmb::populateAutodiffPipeline(OpPassManager &pm) {
   pm.addPass(createAttachLossPass());
   pm.addPass(createAutodiffPass());
   pm.addPass(createInsertOptimizerPass());
+  pm.addPass(createDataParallelPass());
+  pm.addPass(createZeroPass());
 }
 
 void mlir::bmb::populateTrainPipeline(OpPassManager &pm) {
@@ -42,6 +44,7 @@ void mlir::bmb::registerBmbPipelines() {
   PassPipelineRegistration<>(
       "bmb-train-pipeline",
       "A train job: frontend, bmb-attach-loss, bmb-autodiff, bmb-insert-optimizer, "
+      "bmb-data-parallel, bmb-zero, "
       "bmb-lower-to-exec, canonicalize, bmb-fuse-kernels, bmb-plan-memory, "
       "bmb-prepare-for-emission",
       [](OpPassManager &pm) { populateTrainPipeline(pm); });

@@ -11,10 +11,18 @@
 // buffer with an overlapping lifetime. The entries share the activations
 // allocation (only one runs at a time), so its size is the largest plan.
 //
-// Training programs (`train` attribute: {opt_slots = N}) add two roles,
-// laid out like the params: grads (one per param that is not frozen, its
-// `grad_offset`) and optimizer state (N slots of the param's size per
-// trainable param, back to back, its `opt_offset`). Their activations are
+// Training programs (`train` attribute: {opt_slots = N}) add two roles and
+// lay the trainable params out as one flat group (docs/distributed.md):
+// frozen params first, then the trainable ones in declaration order from
+// `group_param_offset`, and the grads allocation the same way from 0, so a
+// trainable param's `grad_offset` is also its place in the group
+// (offset = group_param_offset + grad_offset). Ranks split the group into
+// partitions (bmrt::Partition), so collectives and the partitioned
+// optimizer work on byte ranges that mean the same in both allocations.
+// The optimizer state is N slots over the group, slot k of a one-rank run
+// at k * grad_bytes (`opt_offset` = `grad_offset` within each slot); a
+// partition's chunk of `partition_align` elements is also the unit of the
+// deterministic gradient norm. Their activations are
 // planned like any entry's: the forward_backward entry holds the forward
 // and the backward, so a saved activation (a stacked `[count, ...]` buffer
 // written in the forward loop, read in the backward loop) is live from the
@@ -40,6 +48,12 @@ using namespace mlir::bmb::exec;
 namespace {
 
 constexpr int64_t kAlign = 64;
+// Elements per partition chunk: partitions are multiples of it, and the
+// gradient norm sums one chunk at a time (bmrt::grad_norm_part), so the
+// norm is the same sum in the same order at any world size and thread
+// count. 16 Ki elements: 64 KiB of fp32, small next to any real model's
+// partition, large enough that the per-chunk partials are few.
+constexpr int64_t kPartitionAlign = 16384;
 int64_t alignUp(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 int64_t byteSize(Type t) {
@@ -136,20 +150,38 @@ struct PlanMemoryPass : mlir::bmb::impl::PlanMemoryPassBase<PlanMemoryPass> {
       auto train = program->getAttrOfType<DictionaryAttr>("train");
       auto slotsAttr = train ? train.getAs<IntegerAttr>("opt_slots") : IntegerAttr();
       int64_t optSlots = slotsAttr ? slotsAttr.getInt() : 0;
+      // Frozen (or, in infer programs, all) params first; then the group.
+      SmallVector<ParamOp> group;
+      Type groupElem;
+      for (ParamOp p : program.getBody().front().getOps<ParamOp>()) {
+        if (train && !p.getFrozen()) {
+          group.push_back(p);
+          continue;
+        }
+        p.setOffsetAttr(b.getI64IntegerAttr(params));
+        params = alignUp(params + byteSize(p.getType()));
+      }
+      const int64_t groupParamOffset = params;
+      for (ParamOp p : group) {
+        Type elem = cast<MemRefType>(p.getType()).getElementType();
+        if (groupElem && elem != groupElem) {
+          p.emitError("bmb-plan-memory: the trainable params mix ")
+              << groupElem << " and " << elem
+              << "; one flat group per element type is not implemented yet";
+          return signalPassFailure();
+        }
+        groupElem = elem;
+        int64_t bytes = byteSize(p.getType());
+        p.setOffsetAttr(b.getI64IntegerAttr(groupParamOffset + grads));
+        p.setGradOffsetAttr(b.getI64IntegerAttr(grads));
+        if (optSlots > 0)
+          p.setOptOffsetAttr(b.getI64IntegerAttr(grads));
+        grads = alignUp(grads + bytes);
+      }
+      params = groupParamOffset + grads;
+      optState = optSlots * grads;
       for (Operation &op : program.getBody().front()) {
-        if (auto p = dyn_cast<ParamOp>(op)) {
-          int64_t bytes = byteSize(p.getType());
-          p.setOffsetAttr(b.getI64IntegerAttr(params));
-          params = alignUp(params + bytes);
-          if (!train || p.getFrozen())
-            continue;
-          p.setGradOffsetAttr(b.getI64IntegerAttr(grads));
-          grads = alignUp(grads + bytes);
-          if (optSlots > 0) {
-            p.setOptOffsetAttr(b.getI64IntegerAttr(optState));
-            optState = alignUp(optState + optSlots * bytes);
-          }
-        } else if (auto s = dyn_cast<StateOp>(op)) {
+        if (auto s = dyn_cast<StateOp>(op)) {
           s.setOffsetAttr(b.getI64IntegerAttr(state));
           state = alignUp(state + byteSize(s.getType()));
         } else if (auto f = dyn_cast<func::FuncOp>(op)) {
@@ -164,6 +196,10 @@ struct PlanMemoryPass : mlir::bmb::impl::PlanMemoryPassBase<PlanMemoryPass> {
       if (train) {
         program->setAttr("grad_bytes", b.getI64IntegerAttr(grads));
         program->setAttr("opt_state_bytes", b.getI64IntegerAttr(optState));
+        program->setAttr("group_param_offset", b.getI64IntegerAttr(groupParamOffset));
+        int64_t elemBytes = groupElem ? (groupElem.getIntOrFloatBitWidth() + 7) / 8 : 4;
+        program->setAttr("group_elems", b.getI64IntegerAttr(grads / elemBytes));
+        program->setAttr("partition_align", b.getI64IntegerAttr(kPartitionAlign));
       }
     });
   }

@@ -327,3 +327,16 @@ LogicalResult SGDUpdateOp::verify() {
 LogicalResult SGDUpdateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return lookupTrainable(*this, getParamAttr(), symbolTable);
 }
+
+LogicalResult GradAllReduceOp::verify() {
+  if (getParams().empty())
+    return emitOpError("needs at least one param");
+  return success();
+}
+
+LogicalResult GradAllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  for (Attribute a : getParams())
+    if (failed(lookupTrainable(*this, cast<FlatSymbolRefAttr>(a), symbolTable)))
+      return failure();
+  return success();
+}

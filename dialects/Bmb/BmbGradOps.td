@@ -420,4 +420,62 @@ def Bmb_SGDUpdateOp : Bmb_Op<"sgd_update", [
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Data parallelism and ZeRO (docs/distributed.md)
+//===----------------------------------------------------------------------===//
+
+def Bmb_GradAllReduceOp : Bmb_Op<"grad_all_reduce", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "sums one bucket of gradients over the data-parallel ranks";
+  let description = [{
+    Inserted by `bmb-data-parallel` at the start of `@optimizer_step`: the
+    gradients of `params` (trainable, in the order of the flat trainable
+    group, so the bucket is one contiguous range of the gradients) are
+    replaced on every rank by their sum over the ranks. Each rank's loss was
+    already divided by the target count of the whole global batch, so the
+    sum is the gradient of the global mean loss.
+
+    ```mlir
+    bmb.grad_all_reduce [@wte.w, @wpe.w]
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$params);
+  let assemblyFormat = "$params attr-dict";
+  let hasVerifier = 1;
+}
+
+def Bmb_GradReduceScatterOp : Bmb_Op<"grad_reduce_scatter", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "ZeRO: each rank gets the sum over ranks of its gradient partition";
+  let description = [{
+    The flat trainable group is split into one rank-contiguous partition per
+    rank (bmrt::Partition); afterwards each rank's own partition of the
+    gradients holds the sum over the ranks, and the rest of its gradients
+    are unspecified. What follows in `@optimizer_step` (clipping, the
+    updates) then works on the rank's partition only: its norm is summed
+    over the ranks, and only the partition's optimizer state exists.
+
+    ```mlir
+    bmb.grad_reduce_scatter
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def Bmb_ParamAllGatherOp : Bmb_Op<"param_all_gather", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "ZeRO: every rank's updated parameter partition to every rank";
+  let description = [{
+    After the updates of a partitioned step, each rank has updated only its
+    partition of the flat trainable group; this makes every rank's params
+    whole again.
+
+    ```mlir
+    bmb.param_all_gather
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 #endif // BMB_GRAD_OPS_TD

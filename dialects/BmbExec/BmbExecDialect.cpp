@@ -7,7 +7,17 @@ using namespace mlir::bmb::exec;
 
 #include "dialects/BmbExec/BmbExecDialect.cpp.inc"
 
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#define GET_TYPEDEF_CLASSES
+#include "dialects/BmbExec/BmbExecTypes.cpp.inc"
+
 void BmbExecDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "dialects/BmbExec/BmbExecTypes.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "dialects/BmbExec/BmbExecOps.cpp.inc"

@@ -31,6 +31,7 @@ def BmbExec_Dialect : Dialect {
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];
+  let useDefaultTypePrinterParser = 1;
 }
 
 class BmbExec_Op<string mnemonic, list<Trait> traits = []>

@@ -11,6 +11,9 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#define GET_TYPEDEF_CLASSES
+#include "dialects/BmbExec/BmbExecTypes.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/BmbExec/BmbExecOps.h.inc"
 

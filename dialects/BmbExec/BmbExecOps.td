@@ -457,5 +457,6 @@ def BmbExec_TakeOp : BmbExec_Op<"take"> {
 }
 
 include "BmbExecTrainOps.td"
+include "BmbExecCommOps.td"
 
 #endif // BMB_EXEC_OPS_TD

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "app/buffers.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -41,8 +42,19 @@ static void *mapZeroed(int64_t bytes, const char *role, const ProgramInfo &progr
   return p;
 }
 
-ProgramBuffers::ProgramBuffers(const ProgramInfo &program) {
+ProgramBuffers::ProgramBuffers(const ProgramInfo &program, int rank, int ranks) {
   bytes_[0] = program.paramBytes;
+  const TrainInfo *train = program.train;
+  if (train) {
+    // The rank's partition decides the sizes (docs/distributed.md): grads
+    // and the group's span of the params hold every rank's partition, the
+    // optimizer state only this rank's.
+    buf_.part = partitionOf(*train, rank, ranks);
+    const int64_t elem = train->groupElems > 0 ? train->gradBytes / train->groupElems : 4;
+    bytes_[0] = std::max(program.paramBytes, train->groupParamOffset + buf_.part.total * elem);
+    bytes_[3] = buf_.part.total * elem;
+    bytes_[4] = train->optSlots * buf_.part.optStride * elem;
+  }
   bytes_[1] = program.stateBytes;
   bytes_[2] = program.activationBytes;
   try {
@@ -51,8 +63,6 @@ ProgramBuffers::ProgramBuffers(const ProgramInfo &program) {
     buf_.activations = mapZeroed(bytes_[2], "activations", program);
     if (program.train) {
       // Zero, as the training contract wants both before the first step.
-      bytes_[3] = program.train->gradBytes;
-      bytes_[4] = program.train->optStateBytes;
       buf_.grads = mapZeroed(bytes_[3], "gradients", program);
       buf_.optState = mapZeroed(bytes_[4], "optimizer state", program);
     }
@@ -71,5 +81,7 @@ void ProgramBuffers::release() {
       munmap(ptrs[i], (size_t)bytes_[i]);
   buf_ = Buffers();
 }
+
+int64_t ProgramBuffers::bytes(int role) const { return bytes_[role]; }
 
 } // namespace bmrt

@@ -18,12 +18,16 @@ namespace bmrt {
 /// Owns the allocations of `program`; unmapped on destruction.
 class ProgramBuffers {
 public:
-  explicit ProgramBuffers(const ProgramInfo &program);
+  /// A training program's allocations are those of rank `rank` of `ranks`
+  /// (its Partition, Buffers::part); infer programs ignore both.
+  explicit ProgramBuffers(const ProgramInfo &program, int rank = 0, int ranks = 1);
   ~ProgramBuffers();
   ProgramBuffers(const ProgramBuffers &) = delete;
   ProgramBuffers &operator=(const ProgramBuffers &) = delete;
 
   const Buffers &get() const { return buf_; }
+  /// Bytes of role 0..4: params, state, activations, grads, optimizer state.
+  int64_t bytes(int role) const;
 
 private:
   void release();

@@ -89,9 +89,15 @@ static void checkTrainProgram(const ProgramInfo &p) {
         lossType = DType::F64;
     checkTrainTensor(p, *e, e->outputs, e->numOutputs, "losses", lossType, rows);
   }
+  if (t.groupElems < 0 || t.partitionAlign < 1 || t.zeroStage < 0 || t.zeroStage > 1 ||
+      t.groupParamOffset < 0 || t.groupParamOffset + t.gradBytes > p.paramBytes ||
+      t.optStateBytes != t.optSlots * t.gradBytes)
+    inconsistent(p, "the trainable group (ZeRO stage, offset, size) is inconsistent");
   for (int i = 0; i < p.numParams; i++) {
     const ParamInfo &q = p.params[i];
     const int64_t bytes = numel(q) * dtypeBytes(q.dtype);
+    if (q.gradOffset >= 0 && t.groupElems * dtypeBytes(q.dtype) != t.gradBytes)
+      inconsistent(p, "the trainable group's size does not match the grads allocation");
     if (q.frozen != (q.gradOffset < 0))
       inconsistent(p, std::string("param ") + q.name +
                           (q.frozen ? " is frozen but has a gradient"
@@ -101,9 +107,12 @@ static void checkTrainProgram(const ProgramInfo &p) {
                           " lies outside the grads allocation");
     if (q.frozen ? q.optOffset >= 0 : (t.optSlots > 0) != (q.optOffset >= 0))
       inconsistent(p, std::string("param ") + q.name + " has the wrong optimizer state");
-    if (q.optOffset >= 0 && q.optOffset + t.optSlots * bytes > t.optStateBytes)
+    if (q.optOffset >= 0 && q.optOffset != q.gradOffset)
       inconsistent(p, std::string("the optimizer state of ") + q.name +
-                          " lies outside its allocation");
+                          " is not where its gradient is in the trainable group");
+    if (q.gradOffset >= 0 && q.offset != t.groupParamOffset + q.gradOffset)
+      inconsistent(p, std::string("param ") + q.name +
+                          " is not where its gradient is in the trainable group");
   }
 }
 

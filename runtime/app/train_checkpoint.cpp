@@ -9,6 +9,7 @@
 
 #include "app/tensors.h"
 #include "bmrt/checkpoint.h"
+#include "bmrt/comm.h"
 #include "bmrt/json.h"
 #include "io/atomic_file.h"
 
@@ -88,6 +89,8 @@ std::string stateJson(const TrainerState &s) {
   j += "  \"order\": " + json::quote(s.order) + ",\n";
   j += "  \"val_fraction\": " + real(s.valFraction) + ",\n";
   j += "  \"accum\": " + std::to_string(s.accum) + ",\n";
+  j += "  \"ranks\": " + std::to_string(s.ranks) + ",\n";
+  j += "  \"optimizer_partition\": " + std::to_string(s.partitionSize) + ",\n";
   j += "  \"lr\": " + real(s.lr) + ",\n";
   j += "  \"schedule\": " + std::to_string(s.schedule) + ",\n";
   j += "  \"warmup\": " + std::to_string(s.warmup) + ",\n";
@@ -143,6 +146,12 @@ TrainerState readState(const std::string &file) {
   s.order = strMember(v, "order", file);
   s.valFraction = numMember(v, "val_fraction", file);
   s.accum = (int64_t)numMember(v, "accum", file);
+  // Absent in checkpoints of one-process runs before issue 5.
+  s.ranks = v.get("ranks") ? (int64_t)numMember(v, "ranks", file) : 1;
+  s.partitionSize =
+      v.get("optimizer_partition") ? (int64_t)numMember(v, "optimizer_partition", file) : 0;
+  if (s.ranks < 1 || s.partitionSize < 0)
+    fail(file + ": \"ranks\" or \"optimizer_partition\" is out of range");
   s.lr = numMember(v, "lr", file);
   s.schedule = (int)numMember(v, "schedule", file);
   s.warmup = (int64_t)numMember(v, "warmup", file);
@@ -205,26 +214,48 @@ uint64_t paramTableHash(const ProgramInfo &program) {
   return tokenChecksum(table.data(), table.size());
 }
 
+std::string optimizerPartitionFile(int64_t rank, int64_t ranks) {
+  char name[64];
+  std::snprintf(name, sizeof name, "optimizer-%05lld-of-%05lld.safetensors", (long long)rank,
+                (long long)ranks);
+  return name;
+}
+
 std::string saveTrainCheckpoint(const std::string &dir, const ProgramInfo &program,
-                                const Buffers &buf, const TrainerState &state,
-                                const std::string &tokenizerDir, int64_t keep) {
-  fs::create_directories(dir);
+                                const Buffers &buf, TrainerState state,
+                                const std::string &tokenizerDir, int64_t keep, Comm &comm) {
+  const bool lead = comm.rank() == 0;
+  const bool partitioned = buf.part.end - buf.part.begin < program.train->groupElems;
   const std::string name = stepDirName(state.step);
   const fs::path out = fs::path(dir) / name;
-  fs::create_directories(out);
-  // A re-save of the same step must not look complete half way.
-  fs::remove(out / kStateFile);
-  saveCheckpoint((out / "model.safetensors").string(), program, buf.params,
-                 modelMapName(program));
-  saveOptimizerState((out / "optimizer.safetensors").string(), program, buf.optState);
-  if (!tokenizerDir.empty())
-    for (const char *f : kTokenizerFiles)
-      if (fs::exists(fs::path(tokenizerDir) / f))
-        fs::copy_file(fs::path(tokenizerDir) / f, out / f,
-                      fs::copy_options::overwrite_existing);
-  writeAtomic((out / kStateFile).string(), stateJson(state));
-  writeAtomic((fs::path(dir) / kLatest).string(), name + "\n");
-  prune(dir, keep, out.string());
+  if (lead) {
+    fs::create_directories(out);
+    // A re-save of the same step must not look complete half way.
+    fs::remove(out / kStateFile);
+  }
+  comm.barrier(); // the directory exists, and is incomplete
+  if (partitioned)
+    saveOptimizerPartition((out / optimizerPartitionFile(comm.rank(), comm.size())).string(),
+                           program, buf);
+  if (lead) {
+    saveCheckpoint((out / "model.safetensors").string(), program, buf.params,
+                   modelMapName(program));
+    if (!partitioned)
+      saveOptimizerState((out / "optimizer.safetensors").string(), program, buf);
+    if (!tokenizerDir.empty())
+      for (const char *f : kTokenizerFiles)
+        if (fs::exists(fs::path(tokenizerDir) / f))
+          fs::copy_file(fs::path(tokenizerDir) / f, out / f,
+                        fs::copy_options::overwrite_existing);
+  }
+  comm.barrier(); // every rank's part is on disk
+  if (lead) {
+    state.ranks = comm.size();
+    state.partitionSize = partitioned ? buf.part.size : 0;
+    writeAtomic((out / kStateFile).string(), stateJson(state));
+    writeAtomic((fs::path(dir) / kLatest).string(), name + "\n");
+    prune(dir, keep, out.string());
+  }
   return out.string();
 }
 
@@ -260,8 +291,14 @@ std::optional<ResumePoint> loadResumePoint(const std::string &dir, const Program
                                     "' (job " + s.job + ") with another parameter table, not " +
                                     program.model + "'s");
       loadCheckpoint((fs::path(path) / "model.safetensors").string(), program, buf.params);
-      loadOptimizerState((fs::path(path) / "optimizer.safetensors").string(), program,
-                         buf.optState);
+      if (s.partitionSize > 0) {
+        std::vector<std::string> files;
+        for (int64_t r = 0; r < s.ranks; ++r)
+          files.push_back((fs::path(path) / optimizerPartitionFile(r, s.ranks)).string());
+        loadOptimizerPartitions(files, s.partitionSize, program, buf);
+      } else {
+        loadOptimizerState((fs::path(path) / "optimizer.safetensors").string(), program, buf);
+      }
       if (!skipped.empty())
         std::fprintf(stderr, "note: resuming from %s, the newest complete checkpoint (%s)\n",
                      path.c_str(), skipped.c_str());

@@ -3,6 +3,10 @@
 //   DIR/step-NNNNNNN/model.safetensors      params (Hugging Face names when the
 //                                           program has an "hf" map)
 //   DIR/step-NNNNNNN/optimizer.safetensors  <param>.exp_avg / .exp_avg_sq ...
+//   DIR/step-NNNNNNN/optimizer-RRRRR-of-NNNNN.safetensors
+//                                           instead, under ZeRO on N ranks: rank
+//                                           R's partition (flat exp_avg, ...);
+//                                           any world size resumes from either
 //   DIR/step-NNNNNNN/trainer_state.json     step, seed, data position, settings,
 //                                           model/job and a hash of the param table
 //   DIR/step-NNNNNNN/<tokenizer files>      when the data came with a tokenizer dir
@@ -18,6 +22,7 @@
 #ifndef BMRT_APP_TRAIN_CHECKPOINT_H
 #define BMRT_APP_TRAIN_CHECKPOINT_H
 
+#include "bmrt/comm.h"
 #include "bmrt/program.h"
 #include "bmrt/tokens.h"
 
@@ -35,7 +40,9 @@ struct TrainerState {
   DataState data;
   std::string order;         // "random" / "sequential"
   double valFraction = 0;
-  int64_t accum = 1;
+  int64_t accum = 1;         // micro-batches per step and rank
+  int64_t ranks = 1;         // the run's world size
+  int64_t partitionSize = 0; // ZeRO: elements per optimizer-state partition file (0: one whole file)
   double lr = 0;             // base learning rate
   int schedule = 0;          // LrSchedule
   int64_t warmup = 0, totalSteps = 0;
@@ -49,10 +56,12 @@ struct TrainerState {
 uint64_t paramTableHash(const ProgramInfo &program);
 
 /// Writes DIR/step-N (see above), then DIR/latest, then prunes to `keep`;
-/// returns the checkpoint's directory.
+/// returns the checkpoint's directory. Every rank of `comm` calls it: each
+/// writes its optimizer-state partition (ZeRO) and rank 0 the rest, and
+/// trainer_state.json only once all parts are on disk.
 std::string saveTrainCheckpoint(const std::string &dir, const ProgramInfo &program,
-                                const Buffers &buf, const TrainerState &state,
-                                const std::string &tokenizerDir, int64_t keep);
+                                const Buffers &buf, TrainerState state,
+                                const std::string &tokenizerDir, int64_t keep, Comm &comm);
 
 /// Loads the checkpoint to resume from in DIR into params and optimizer state
 /// and returns its state and directory; none when DIR has no checkpoint.

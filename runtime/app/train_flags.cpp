@@ -90,6 +90,15 @@ TrainFlags parseTrainFlags(int argc, char **argv) {
     } else if (name == "--profile") {
       noValue();
       f.profile = true;
+    } else if (name == "--deterministic") {
+      noValue();
+      f.deterministic = true;
+    } else if (name == "--comm-timeout") {
+      f.commTimeout = parseReal(name, value());
+      if (!(f.commTimeout > 0))
+        throw UsageError("--comm-timeout must be > 0 seconds");
+    } else if (name == "--rank-logs") {
+      f.rankLogs = value();
     } else if (name == "--info") {
       noValue();
       f.info = true;
@@ -208,6 +217,21 @@ void printTrainHelp(FILE *out, const char *argv0, const ProgramInfo &p) {
                "  --threads N          CPU threads (default: OMP_NUM_THREADS or all cores; "
                "a resume is bit-identical with the same N)\n");
   std::fprintf(out, "  --profile            time per kernel kind at the end\n");
+  std::fprintf(out,
+               "\nSeveral ranks: mpirun -np N %s ... (as root add --allow-run-as-root "
+               "--oversubscribe),\nor RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT per process. "
+               "Each rank takes its own micro-batches\nof every step (N x accum per step); "
+               "rank 0 prints, logs and saves.\n",
+               argv0);
+  std::fprintf(out,
+               "  --deterministic      reductions sum in rank order and micro-batches are "
+               "summed one by one:\n"
+               "                       N ranks give the bits of one process with --accum N\n");
+  std::fprintf(out,
+               "  --comm-timeout S     a collective that takes longer stops the run "
+               "(default 300)\n");
+  std::fprintf(out,
+               "  --rank-logs DIR      every rank writes its progress to DIR/rank-R.log\n");
   std::fprintf(out, "  --info               describe the program, then exit\n");
   std::fprintf(out, "  --help               this text\n");
 }

@@ -46,6 +46,10 @@ struct TrainFlags {
   // Which of the three above the command line set (else the job's defaults).
   bool saveEverySet = false, evalEverySet = false, printEverySet = false;
   bool profile = false;
+  // Several ranks (mpirun -np N; docs/distributed.md):
+  bool deterministic = false;           // rank-order reductions; bitwise = one process
+  double commTimeout = 300;             // seconds a collective may take
+  std::optional<std::string> rankLogs;  // --rank-logs DIR: DIR/rank-R.log per rank
   bool info = false;
   bool help = false;
 };

@@ -25,6 +25,7 @@
 #include "app/train_progress.h"
 #include "app/train_step.h"
 #include "bmrt/checkpoint.h"
+#include "bmrt/comm.h"
 #include "bmrt/program.h"
 #include "bmrt/training.h"
 
@@ -80,6 +81,8 @@ public:
 
 private:
   void setThreads();
+  void openComm();
+  bool stopRequested();
   void resolveSettings(const TrainerState *resumed);
   void openData();
   int evalOnly(const Buffers &buf);
@@ -91,6 +94,9 @@ private:
   const ProgramInfo &program_;
   const TrainInfo &train_;
   Context ctx_;
+  std::unique_ptr<Comm> comm_;
+  FILE *out_ = stderr;           // progress: rank 0's stderr, other ranks' --rank-logs file
+  std::unique_ptr<FILE, int (*)(FILE *)> rankLog_{nullptr, std::fclose};
   int threads_ = 1;
   // Settings after defaults and the resumed state.
   uint64_t seed_ = 0;
@@ -112,6 +118,43 @@ void TrainRun::setThreads() {
   ctx_.numThreads = threads_;
 }
 
+// The ranks of this run (mpirun, torchrun-style variables, or one process).
+// Only rank 0 talks on stderr; the others write their progress to
+// --rank-logs DIR/rank-R.log, or nowhere. Errors reach stderr on every rank.
+void TrainRun::openComm() {
+  CommOptions o;
+  o.deterministic = flags_.deterministic;
+  o.timeoutSeconds = flags_.commTimeout;
+  comm_ = bmrt::openComm(o);
+  ctx_.comm = comm_.get();
+  if (comm_->size() > 1 && (flags_.dumpGrads || flags_.dumpBatch))
+    throw UsageError("--dump-grads and --dump-batch show one process's step; run them "
+                     "without mpirun");
+  if (comm_->rank() == 0)
+    return;
+  std::string file = "/dev/null";
+  if (flags_.rankLogs) {
+    std::filesystem::create_directories(*flags_.rankLogs);
+    file = *flags_.rankLogs + "/rank-" + std::to_string(comm_->rank()) + ".log";
+  }
+  rankLog_.reset(std::fopen(file.c_str(), "w"));
+  if (!rankLog_)
+    fail("cannot write " + file);
+  std::setvbuf(rankLog_.get(), nullptr, _IOLBF, 0);
+  out_ = rankLog_.get();
+}
+
+// A signal reaches the ranks at different moments; they stop together, at
+// the first step end where any rank has seen one.
+bool TrainRun::stopRequested() {
+  if (comm_->size() == 1)
+    return gStopSignal != 0;
+  const double sig = comm_->max((double)gStopSignal);
+  if (sig != 0 && !gStopSignal)
+    gStopSignal = (std::sig_atomic_t)sig;
+  return sig != 0;
+}
+
 // A resumed run continues with the settings it was saved with; a flag that
 // contradicts them would silently make the continuation differ.
 void TrainRun::resolveSettings(const TrainerState *r) {
@@ -126,12 +169,21 @@ void TrainRun::resolveSettings(const TrainerState *r) {
       conflict("--order", *flags_.order, r->order);
     if (flags_.valFraction && *flags_.valFraction != r->valFraction)
       conflict("--val-fraction", fmt("%g", *flags_.valFraction), fmt("%g", r->valFraction));
-    if (flags_.accum && *flags_.accum != r->accum)
-      conflict("--accum", std::to_string(*flags_.accum), std::to_string(r->accum));
+    // The global batch (ranks x accum micro-batches) is the run's; at
+    // another world size, accum adapts to keep it.
+    const int64_t global = r->accum * r->ranks, ranks = comm_->size();
+    const int64_t accum = flags_.accum ? *flags_.accum : global / ranks;
+    if (accum * ranks != global)
+      throw UsageError("the resumed run takes " + std::to_string(global) +
+                       " micro-batches per step (" + std::to_string(r->ranks) + " rank(s) x " +
+                       std::to_string(r->accum) + "); on " + std::to_string(ranks) +
+                       " rank(s) pass --accum A with " + std::to_string(ranks) +
+                       " x A = " + std::to_string(global) +
+                       (global % ranks ? " (none exists: use a world size dividing it)" : ""));
     seed_ = r->seed;
     order_ = r->order;
     valFraction_ = r->valFraction;
-    accum_ = r->accum;
+    accum_ = accum;
     lr_ = flags_.lr ? *flags_.lr : r->lr;
     totalSteps_ = flags_.steps ? *flags_.steps : r->totalSteps;
     return;
@@ -183,7 +235,9 @@ int TrainRun::evalOnly(const Buffers &buf) {
                        all ? DataSplit::Train : DataSplit::Eval, BatchOrder::Sequential, 0,
                        all ? 0.0 : fraction);
   int64_t counted = 0;
-  const double loss = evaluateLoss(ctx_, program_, buf, batches, 0, 0, 0, &counted);
+  const double loss = evaluateLoss(ctx_, program_, buf, batches, 0, 0, 0, &counted, *comm_);
+  if (comm_->rank() != 0)
+    return 0;
   std::fprintf(stderr, "evaluated %s on %s (%s split, %lld targets)\n", r.file.c_str(),
                data_.description.c_str(), all ? "whole file" : "held-out",
                (long long)counted);
@@ -195,8 +249,8 @@ int TrainRun::evalOnly(const Buffers &buf) {
 
 void TrainRun::evaluate(const Buffers &buf, int64_t step, double elapsed, Progress &progress) {
   int64_t counted = 0;
-  const double loss =
-      evaluateLoss(ctx_, program_, buf, *evalBatches_, flags_.evalBatches, seed_, step, &counted);
+  const double loss = evaluateLoss(ctx_, program_, buf, *evalBatches_, flags_.evalBatches, seed_,
+                                   step, &counted, *comm_);
   progress.message("step " + std::to_string(step) + ": val loss " + fmt("%.4f", loss) +
                    ", val ppl " + fmt("%.3f", std::exp(loss)) + " (" + std::to_string(counted) +
                    " targets)");
@@ -212,6 +266,7 @@ std::string TrainRun::save(const Buffers &buf, int64_t step, double loss) {
   s.order = order_;
   s.valFraction = valFraction_;
   s.accum = accum_;
+  s.ranks = comm_->size();
   s.lr = lr_;
   s.schedule = train_.schedule;
   s.warmup = train_.warmup;
@@ -220,8 +275,8 @@ std::string TrainRun::save(const Buffers &buf, int64_t step, double loss) {
   s.model = program_.model;
   s.job = program_.job;
   s.paramHash = paramTableHash(program_);
-  lastCheckpoint_ =
-      saveTrainCheckpoint(*flags_.save, program_, buf, s, data_.tokenizerDir, flags_.keep);
+  lastCheckpoint_ = saveTrainCheckpoint(*flags_.save, program_, buf, s, data_.tokenizerDir,
+                                        flags_.keep, *comm_);
   lastSavedStep_ = step;
   return lastCheckpoint_;
 }
@@ -240,7 +295,8 @@ int TrainRun::run() {
   }
   ctx_.profile = flags_.profile;
   setThreads();
-  ProgramBuffers buffers(program_);
+  openComm();
+  ProgramBuffers buffers(program_, comm_->rank(), comm_->size());
   const Buffers &buf = buffers.get();
   if (flags_.evalOnly)
     return evalOnly(buf);
@@ -249,7 +305,7 @@ int TrainRun::run() {
   if (flags_.resume) {
     resumed = loadResumePoint(*flags_.save, program_, buf);
     if (!resumed)
-      std::fprintf(stderr, "note: --resume: no checkpoint in %s yet; starting afresh\n",
+      std::fprintf(out_, "note: --resume: no checkpoint in %s yet; starting afresh\n",
                    flags_.save->c_str());
   }
   resolveSettings(resumed ? &resumed->state : nullptr);
@@ -280,23 +336,29 @@ int TrainRun::run() {
   banner.totalSteps = totalSteps_;
   banner.lr = lr_;
   banner.start = start;
-  printTrainBanner(stderr, program_, banner);
+  banner.rank = comm_->rank();
+  banner.ranks = comm_->size();
+  banner.comm = comm_->backend();
+  banner.deterministic = comm_->deterministic();
+  banner.part = buf.part;
+  banner.bufferBytes = {buffers.bytes(0), buffers.bytes(3), buffers.bytes(4)};
+  printTrainBanner(out_, program_, banner);
   if (startStep >= totalSteps_) {
-    std::fprintf(stderr, "nothing to do: at step %lld of %lld (raise --steps)\n",
+    std::fprintf(out_, "nothing to do: at step %lld of %lld (raise --steps)\n",
                  (long long)startStep, (long long)totalSteps_);
     return 0;
   }
-  if (flags_.log)
+  if (flags_.log && comm_->rank() == 0)
     log_ = std::make_unique<MetricsLog>(*flags_.log, resumed.has_value());
 
   std::signal(SIGINT, onStopSignal);
   std::signal(SIGTERM, onStopSignal);
-  TrainStepper stepper(ctx_, program_, buf, seed_, accum_);
-  Progress progress(stderr, startStep, totalSteps_, flags_.printEvery);
+  TrainStepper stepper(ctx_, program_, buf, seed_, accum_, *comm_, flags_.deterministic);
+  Progress progress(out_, startStep, totalSteps_, flags_.printEvery);
   const double t0 = now();
   double loss = NAN;
   int64_t step = startStep;
-  while (step < totalSteps_ && !gStopSignal) {
+  while (step < totalSteps_ && !stopRequested()) {
     const int64_t s = step + 1;
     const double stepStart = now();
     loss = stepper.forwardBackward(s, *trainBatches_);
@@ -339,17 +401,17 @@ int TrainRun::run() {
   progress.finish();
   if (flags_.save && lastSavedStep_ != step)
     save(buf, step, loss);
-  if (flags_.profile)
+  if (flags_.profile && comm_->rank() == 0)
     printProfile(ctx_);
   if (gStopSignal) {
     const int sig = gStopSignal;
-    std::fprintf(stderr, "stopped by %s after step %lld; %s\n",
+    std::fprintf(out_, "stopped by %s after step %lld; %s\n",
                  sig == SIGINT ? "SIGINT" : "SIGTERM", (long long)step,
                  flags_.save ? ("saved " + lastCheckpoint_ + " (continue with --resume)").c_str()
                              : "nothing was saved (no --save)");
     return 128 + sig;
   }
-  std::fprintf(stderr, "done: %lld steps, loss %.4f, %.1f s%s%s\n", (long long)step, loss,
+  std::fprintf(out_, "done: %lld steps, loss %.4f, %.1f s%s%s\n", (long long)step, loss,
                now() - t0, flags_.save ? "; saved " : "",
                flags_.save ? lastCheckpoint_.c_str() : "");
   return 0;

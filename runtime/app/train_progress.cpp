@@ -15,16 +15,25 @@ void printTrainBanner(FILE *out, const ProgramInfo &p, const BannerInfo &b) {
   std::fprintf(out, "training %s (job %s of %s)\n", p.model, p.job, p.source);
   std::fprintf(out,
                "memory: params %.2f MiB, grads %.2f MiB, optimizer state %.2f MiB, "
-               "activations %.2f MiB, total %.2f MiB\n",
-               mib(p.paramBytes), mib(t.gradBytes), mib(t.optStateBytes),
+               "activations %.2f MiB, total %.2f MiB%s\n",
+               mib(b.bufferBytes[0]), mib(b.bufferBytes[1]), mib(b.bufferBytes[2]),
                mib(p.activationBytes),
-               mib(p.paramBytes + t.gradBytes + t.optStateBytes + p.activationBytes +
-                   p.stateBytes));
+               mib(b.bufferBytes[0] + b.bufferBytes[1] + b.bufferBytes[2] + p.activationBytes +
+                   p.stateBytes),
+               b.ranks > 1 ? " per rank" : "");
+  if (b.ranks > 1)
+    std::fprintf(out,
+                 "ranks: %d (%s%s), rank %d; zero = %d: %s [%lld, %lld) of the %lld trainable "
+                 "elements\n",
+                 b.ranks, b.comm.c_str(), b.deterministic ? ", deterministic" : "", b.rank,
+                 t.zeroStage, t.zeroStage ? "this rank updates" : "every rank updates",
+                 (long long)b.part.begin, (long long)b.part.end, (long long)t.groupElems);
   std::fprintf(out,
-               "batch %lld x seq %lld, %lld micro-batch%s per step (%lld tokens), %d thread%s\n",
+               "batch %lld x seq %lld, %lld micro-batch%s per step and rank (%lld tokens per "
+               "step), %d thread%s\n",
                (long long)t.batch, (long long)t.seq, (long long)b.accum,
-               b.accum == 1 ? "" : "es", (long long)(t.batch * t.seq * b.accum), b.threads,
-               b.threads == 1 ? "" : "s");
+               b.accum == 1 ? "" : "es", (long long)(t.batch * t.seq * b.accum * b.ranks),
+               b.threads, b.threads == 1 ? "" : "s");
   std::fprintf(out, "data: %s: %llu tokens for training, %llu held out\n", b.data.c_str(),
                (unsigned long long)b.trainTokens, (unsigned long long)b.evalTokens);
   std::fprintf(out, "start: %s; steps %lld..%lld, lr %g\n", b.start.c_str(),

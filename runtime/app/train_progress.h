@@ -12,6 +12,7 @@
 #include "bmrt/program.h"
 
 #include <cstdint>
+#include <array>
 #include <cstdio>
 #include <string>
 
@@ -25,6 +26,12 @@ struct BannerInfo {
   int64_t startStep = 0, totalSteps = 0;
   double lr = 0;
   std::string start;                // "fresh parameters (seed 0)", "resumed from ..."
+  // The ranks (docs/distributed.md) and what this rank allocated.
+  int rank = 0, ranks = 1;
+  std::string comm = "single";
+  bool deterministic = false;
+  Partition part;
+  std::array<int64_t, 3> bufferBytes = {0, 0, 0}; // params, grads, optimizer state
 };
 
 void printTrainBanner(FILE *out, const ProgramInfo &program, const BannerInfo &info);

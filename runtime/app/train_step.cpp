@@ -2,6 +2,7 @@
 #include "app/train_step.h"
 #include "app/train_mask.h"
 
+#include "bmrt/comm.h"
 #include "bmrt/training.h"
 
 #include <cstring>
@@ -61,29 +62,77 @@ Losses writeInputs(const TrainEntry &e, const Buffers &buf, const int32_t *token
 } // namespace
 
 TrainStepper::TrainStepper(Context &ctx, const ProgramInfo &program, const Buffers &buf,
-                           uint64_t seed, int64_t accum)
-    : ctx_(ctx), program_(program), buf_(buf), seed_(seed), accum_(accum) {
+                           uint64_t seed, int64_t accum, Comm &comm, bool deterministic)
+    : ctx_(ctx), program_(program), buf_(buf), seed_(seed), accum_(accum), comm_(comm) {
   const int64_t rows = program.train->batch * program.train->seq;
   tokens_.resize((size_t)(rows * accum));
   targets_.resize((size_t)(rows * accum));
+  skipped_.resize((size_t)rows * 2);
+  if (deterministic && accum > 1)
+    sum_.resize((size_t)program.train->gradBytes);
 }
 
 int64_t TrainStepper::tokensPerStep() const {
-  return program_.train->batch * program_.train->seq * accum_;
+  return program_.train->batch * program_.train->seq * accum_ * comm_.size();
+}
+
+namespace {
+
+// Deterministic accumulation: micro-batch gradients are added one by one,
+// sum = ((g0 + g1) + g2) + ..., the arithmetic of a rank-order all-reduce.
+template <class T> void addInto(void *sum, const void *grads, int64_t n, bool first) {
+  T *s = (T *)sum;
+  const T *g = (const T *)grads;
+  for (int64_t i = 0; i < n; ++i)
+    s[i] = first ? g[i] : s[i] + g[i];
+}
+
+DType gradDType(const ProgramInfo &program) {
+  for (int i = 0; i < program.numParams; ++i)
+    if (program.params[i].gradOffset >= 0)
+      return program.params[i].dtype;
+  return DType::F32;
+}
+
+} // namespace
+
+void TrainStepper::foldMicroBatch(int64_t m) {
+  const TrainInfo &t = *program_.train;
+  const bool f64 = gradDType(program_) == DType::F64;
+  const int64_t n = t.groupElems;
+  if (m + 1 < accum_) { // into the sum, then a fresh gradient for the next one
+    f64 ? addInto<double>(sum_.data(), buf_.grads, n, m == 0)
+        : addInto<float>(sum_.data(), buf_.grads, n, m == 0);
+    std::memset(buf_.grads, 0, (size_t)t.gradBytes);
+    return;
+  }
+  // The last: grads = sum + grads (IEEE addition commutes exactly).
+  f64 ? addInto<double>(buf_.grads, sum_.data(), n, false)
+      : addInto<float>(buf_.grads, sum_.data(), n, false);
 }
 
 double TrainStepper::forwardBackward(int64_t step, TokenBatches &data) {
   const TrainInfo &t = *program_.train;
   const int64_t rows = t.batch * t.seq;
-  // All micro-batches first: dlossScale needs the whole step's target count.
+  const int rank = comm_.rank(), ranks = comm_.size();
+  // All micro-batches of the global step first, in one order on every rank
+  // (rank r's are the global micro-batches r * accum ... r * accum +
+  // accum - 1, the order one process with --accum ranks*accum takes them
+  // in): dlossScale needs the whole step's target count.
   int64_t counted = 0;
-  for (int64_t m = 0; m < accum_; ++m) {
+  for (int64_t g = 0; g < accum_ * ranks; ++g) {
+    if (g / accum_ != rank) {
+      data.next(skipped_.data(), skipped_.data() + rows);
+      continue;
+    }
+    const int64_t m = g - rank * accum_;
     data.next(&tokens_[m * rows], &targets_[m * rows]);
     if (t.objective == TrainObjective::MaskedLM)
-      maskTokens(t, program_.vocab, seed_, step, (uint32_t)m, &tokens_[m * rows],
+      maskTokens(t, program_.vocab, seed_, step, (uint32_t)g, &tokens_[m * rows],
                  &targets_[m * rows], rows);
     counted += count_targets(&targets_[m * rows], rows, kIgnore);
   }
+  counted = comm_.sum(counted);
   if (counted == 0)
     fail("step " + std::to_string(step) + " has no targets to learn from");
   StepArgs args;
@@ -94,11 +143,13 @@ double TrainStepper::forwardBackward(int64_t step, TokenBatches &data) {
   for (int64_t m = 0; m < accum_; ++m) {
     const Losses losses =
         writeInputs(t.forwardBackward, buf_, &tokens_[m * rows], &targets_[m * rows], rows);
-    args.microStep = m;
+    args.microStep = rank * accum_ + m;
     t.forwardBackward.fn(ctx_, buf_, args);
+    if (!sum_.empty())
+      foldMicroBatch(m);
     sum += losses.sum(rows);
   }
-  return sum * args.dlossScale;
+  return comm_.sum(sum) * args.dlossScale;
 }
 
 double TrainStepper::optimizerStep(int64_t step, double lr) {
@@ -112,7 +163,7 @@ double TrainStepper::optimizerStep(int64_t step, double lr) {
 
 double evaluateLoss(Context &ctx, const ProgramInfo &program, const Buffers &buf,
                     const TokenBatches &data, int64_t maxBatches, uint64_t seed, int64_t step,
-                    int64_t *targetsCounted) {
+                    int64_t *targetsCounted, Comm &comm) {
   const TrainInfo &t = *program.train;
   const int64_t rows = t.batch * t.seq;
   const uint64_t windows = data.windows();
@@ -120,12 +171,14 @@ double evaluateLoss(Context &ctx, const ProgramInfo &program, const Buffers &buf
   if (maxBatches > 0 && maxBatches < batches)
     batches = maxBatches;
   std::vector<int32_t> tokens((size_t)rows), targets((size_t)rows);
-  double sum = 0;
-  int64_t counted = 0;
+  // Batch i is rank (i mod ranks)'s; the per-batch sums are all-reduced
+  // (adding the other ranks' zeros is exact) and added in batch order, so
+  // every world size gives one process's result.
+  std::vector<double> sums((size_t)batches, 0.0), counts((size_t)batches, 0.0);
   StepArgs args;
   args.step = step;
   args.seed = seed;
-  for (int64_t i = 0; i < batches; ++i) {
+  for (int64_t i = comm.rank(); i < batches; i += comm.size()) {
     data.batchAt((uint64_t)i, tokens.data(), targets.data());
     if (t.objective == TrainObjective::MaskedLM)
       maskTokens(t, program.vocab, seed, i, kEvalMicroStep, tokens.data(), targets.data(), rows);
@@ -137,8 +190,18 @@ double evaluateLoss(Context &ctx, const ProgramInfo &program, const Buffers &buf
     const Losses losses = writeInputs(t.evaluate, buf, tokens.data(), targets.data(), rows);
     args.dlossScale = n > 0 ? 1.0 / (double)n : 1.0;
     t.evaluate.fn(ctx, buf, args);
-    sum += losses.sum(rows);
-    counted += n;
+    sums[(size_t)i] = losses.sum(rows);
+    counts[(size_t)i] = (double)n;
+  }
+  if (comm.size() > 1 && batches > 0) {
+    commWait(ctx, comm.allReduce(sums.data(), batches, DType::F64));
+    commWait(ctx, comm.allReduce(counts.data(), batches, DType::F64));
+  }
+  double sum = 0;
+  int64_t counted = 0;
+  for (int64_t i = 0; i < batches; ++i) {
+    sum += sums[(size_t)i];
+    counted += (int64_t)counts[(size_t)i];
   }
   if (targetsCounted)
     *targetsCounted = counted;

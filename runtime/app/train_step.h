@@ -12,6 +12,7 @@
 #ifndef BMRT_APP_TRAIN_STEP_H
 #define BMRT_APP_TRAIN_STEP_H
 
+#include "bmrt/comm.h"
 #include "bmrt/program.h"
 #include "bmrt/tokens.h"
 
@@ -22,8 +23,12 @@ namespace bmrt {
 
 class TrainStepper {
 public:
+  /// `comm`: the ranks sharing each step (each runs `accum` micro-batches);
+  /// `deterministic`: micro-batch gradients are summed one by one, as a
+  /// rank-order all-reduce sums ranks (an N-rank run is then bitwise one
+  /// process's with N times the micro-batches).
   TrainStepper(Context &ctx, const ProgramInfo &program, const Buffers &buf, uint64_t seed,
-               int64_t accum);
+               int64_t accum, Comm &comm, bool deterministic);
 
   /// Forward and backward over `accum` micro-batches taken from `data`;
   /// returns the step's mean loss. Gradients are left for optimizerStep
@@ -32,7 +37,7 @@ public:
   /// The update with learning rate `lr`; returns the gradient norm the
   /// program reports (before clipping).
   double optimizerStep(int64_t step, double lr);
-  /// Tokens per step (B * T * accum).
+  /// Tokens per step over all ranks (B * T * accum * ranks).
   int64_t tokensPerStep() const;
   /// The last step's inputs as the program saw them ([accum, B, T]: masked
   /// tokens and their targets for a masked LM), for --dump-batch.
@@ -46,15 +51,21 @@ private:
   const Buffers &buf_;
   uint64_t seed_;
   int64_t accum_;
-  std::vector<int32_t> tokens_, targets_; // [accum, B*T]
+  Comm &comm_;
+  std::vector<int32_t> tokens_, targets_; // [accum, B*T]: this rank's micro-batches
+  std::vector<int32_t> skipped_;          // other ranks' micro-batches, drawn and dropped
+  std::vector<char> sum_;                 // deterministic accumulation (accum > 1)
+  void foldMicroBatch(int64_t m);
 };
 
 /// Mean loss over `maxBatches` batches of `data` in sequential order (0 =
 /// the whole split once); windows past the split's end in the last batch
 /// are ignored (targets -100), so each window counts once.
+/// The batches are shared out over the ranks of `comm`; every rank returns
+/// the same loss.
 double evaluateLoss(Context &ctx, const ProgramInfo &program, const Buffers &buf,
                     const TokenBatches &data, int64_t maxBatches, uint64_t seed, int64_t step,
-                    int64_t *targetsCounted);
+                    int64_t *targetsCounted, Comm &comm);
 
 } // namespace bmrt
 

@@ -1,13 +1,18 @@
 //===- io/optimizer_state.cpp - A training run's optimizer state file -----===//
 //
-// optimizer.safetensors holds, for every trainable param in table order, its
-// TrainInfo::optSlots slots as "<param>.<slot>" with the param's own shape
-// (stacked params whole): torch's state names (exp_avg, exp_avg_sq for
-// AdamW; momentum_buffer for SGD) so the file reads like a torch optimizer
-// state_dict. Always our param names: the state only means something to the
-// program that wrote it. Loading checks everything (every tensor present,
-// shapes, nothing extra) before writing a byte, and is exact for f32 (a
-// resumed run continues bit for bit).
+// Two forms (checkpoint.h):
+//  - whole: for every trainable param in table order, its TrainInfo::optSlots
+//    slots as "<param>.<slot>" with the param's own shape (stacked params
+//    whole): torch's state names (exp_avg, exp_avg_sq for AdamW;
+//    momentum_buffer for SGD) so the file reads like a torch optimizer
+//    state_dict;
+//  - a partition (ZeRO, docs/distributed.md): one flat "<slot>" tensor per
+//    slot holding the partition's elements of the trainable group.
+// Always our param names: the state only means something to the program
+// that wrote it. Loading fills the loading rank's partition from either form
+// at any world size (the group's layout is the program's), checks everything
+// (every tensor present, shapes, nothing extra) before writing a byte, and
+// is exact (a resumed run continues bit for bit).
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/checkpoint.h"
@@ -16,6 +21,7 @@
 
 #include "bmrt/context.h"
 
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -31,7 +37,8 @@ struct StateTensor {
   std::string name;
   const ParamInfo *param;
   std::vector<int64_t> shape;
-  int64_t byteOffset; // into the optimizer-state allocation
+  int slot;
+  int64_t groupBegin; // the param's first element in the trainable group
   int64_t numel;
 };
 
@@ -60,29 +67,74 @@ std::vector<StateTensor> stateTensors(const ProgramInfo &program) {
       numel *= p.shape[d];
       shape.push_back(p.shape[d]);
     }
-    const int64_t bytes = numel * (int64_t)paramDTypeSize(p.dtype);
+    const int64_t begin = p.gradOffset / (int64_t)paramDTypeSize(p.dtype);
     for (int s = 0; s < slots; ++s)
-      out.push_back({std::string(p.name) + "." + slotName(train->optimizer, s), &p, shape,
-                     p.optOffset + s * bytes, numel});
+      out.push_back({std::string(p.name) + "." + slotName(train->optimizer, s), &p, shape, s,
+                     begin, numel});
   }
   return out;
 }
 
+
+DType groupDType(const ProgramInfo &program) {
+  for (int i = 0; i < program.numParams; ++i)
+    if (program.params[i].gradOffset >= 0)
+      return program.params[i].dtype;
+  return DType::F32;
+}
+
+// Where slot `slot` of group element `e` (inside the partition) lives.
+uint8_t *stateAt(const Buffers &buf, DType dtype, int slot, int64_t e) {
+  return (uint8_t *)buf.optState +
+         (slot * buf.part.optStride + (e - buf.part.begin)) * (int64_t)paramDTypeSize(dtype);
+}
+
+bool wholeGroup(const ProgramInfo &program, const Buffers &buf) {
+  return buf.part.begin == 0 && buf.part.end == program.train->groupElems;
+}
+
+// Copies elements [lo, hi) of the group from `t` (whose first element is
+// group element `tensorBegin`) into slot `slot` of the partition.
+void readPiece(const SafetensorsFile &f, const FileTensor &t, int64_t tensorBegin, int slot,
+               int64_t lo, int64_t hi, DType dtype, const Buffers &buf, const std::string &what) {
+  FileTensor piece = t;
+  const uint64_t size = fileDTypeSize(t.dtype);
+  piece.begin = t.begin + (uint64_t)(lo - tensorBegin) * size;
+  piece.end = piece.begin + (uint64_t)(hi - lo) * size;
+  piece.numel = hi - lo;
+  f.read(piece, dtype, stateAt(buf, dtype, slot, lo), what);
+}
+
 } // namespace
 
-void saveOptimizerState(const std::string &file, const ProgramInfo &program,
-                        const void *optState) {
+void saveOptimizerState(const std::string &file, const ProgramInfo &program, const Buffers &buf) {
+  if (!wholeGroup(program, buf))
+    fail("saveOptimizerState: this rank holds a partition of the optimizer state "
+         "(saveOptimizerPartition writes it)");
   std::vector<OutTensor> out;
-  const uint8_t *base = (const uint8_t *)optState;
+  const DType dtype = groupDType(program);
   for (const StateTensor &t : stateTensors(program)) {
-    int64_t at = t.byteOffset;
+    const uint8_t *at = stateAt(buf, dtype, t.slot, t.groupBegin);
     out.push_back({t.name, t.param->dtype, t.shape,
-                   [base, at](std::vector<uint8_t> &) -> const void * { return base + at; }});
+                   [at](std::vector<uint8_t> &) -> const void * { return at; }});
   }
   writeSafetensors(file, out);
 }
 
-void loadOptimizerState(const std::string &file, const ProgramInfo &program, void *optState) {
+void saveOptimizerPartition(const std::string &file, const ProgramInfo &program,
+                            const Buffers &buf) {
+  const TrainInfo &train = *program.train;
+  const DType dtype = groupDType(program);
+  std::vector<OutTensor> out;
+  for (int s = 0; s < train.optSlots; ++s) {
+    const uint8_t *at = stateAt(buf, dtype, s, buf.part.begin);
+    out.push_back({slotName(train.optimizer, s), dtype, {buf.part.end - buf.part.begin},
+                   [at](std::vector<uint8_t> &) -> const void * { return at; }});
+  }
+  writeSafetensors(file, out);
+}
+
+void loadOptimizerState(const std::string &file, const ProgramInfo &program, const Buffers &buf) {
   std::vector<StateTensor> wanted = stateTensors(program);
   SafetensorsFile f = SafetensorsFile::open(file);
   std::unordered_map<std::string, const FileTensor *> byName;
@@ -103,9 +155,59 @@ void loadOptimizerState(const std::string &file, const ProgramInfo &program, voi
     if (!used.count(t.name))
       fail(file + ": unexpected optimizer state tensor '" + t.name +
            "' (the state of another model or optimizer?)");
-  for (const StateTensor &w : wanted)
-    f.read(*byName[w.name], w.param->dtype, (uint8_t *)optState + w.byteOffset,
-           "optimizer state of " + std::string(w.param->name));
+  const DType dtype = groupDType(program);
+  for (const StateTensor &w : wanted) {
+    const int64_t lo = std::max(w.groupBegin, buf.part.begin);
+    const int64_t hi = std::min(w.groupBegin + w.numel, buf.part.end);
+    if (lo < hi)
+      readPiece(f, *byName[w.name], w.groupBegin, w.slot, lo, hi, dtype, buf,
+                "optimizer state of " + std::string(w.param->name));
+  }
+}
+
+void loadOptimizerPartitions(const std::vector<std::string> &files, int64_t partitionSize,
+                             const ProgramInfo &program, const Buffers &buf) {
+  const TrainInfo &train = *program.train;
+  const DType dtype = groupDType(program);
+  const int64_t ranks = (int64_t)files.size();
+  if (ranks < 1 || partitionSize < 1 || partitionSize * ranks < train.groupElems)
+    fail("optimizer state in " + std::to_string(ranks) + " partitions of " +
+         std::to_string(partitionSize) + " elements does not cover the " +
+         std::to_string(train.groupElems) + " trainable elements (another program's?)");
+  // Open and check every file first: nothing is written unless all are right.
+  std::vector<SafetensorsFile> opened;
+  for (int64_t r = 0; r < ranks; ++r) {
+    const int64_t begin = std::min(r * partitionSize, train.groupElems);
+    const int64_t end = std::min(begin + partitionSize, train.groupElems);
+    opened.push_back(SafetensorsFile::open(files[(size_t)r]));
+    const SafetensorsFile &f = opened.back();
+    if ((int)f.tensors().size() != train.optSlots)
+      fail(files[(size_t)r] + ": " + std::to_string(f.tensors().size()) +
+           " optimizer state tensors, expected " + std::to_string(train.optSlots));
+    for (int s = 0; s < train.optSlots; ++s) {
+      const char *name = slotName(train.optimizer, s);
+      const FileTensor *t = nullptr;
+      for (const FileTensor &x : f.tensors())
+        if (x.name == name)
+          t = &x;
+      if (!t)
+        fail(files[(size_t)r] + ": missing optimizer state tensor '" + name + "'");
+      if (t->shape != std::vector<int64_t>{end - begin})
+        fail(files[(size_t)r] + ": '" + name + "' has shape " + shapeString(t->shape) +
+             ", expected [" + std::to_string(end - begin) + "]");
+    }
+  }
+  for (int64_t r = 0; r < ranks; ++r) {
+    const int64_t begin = std::min(r * partitionSize, train.groupElems);
+    const int64_t lo = std::max(begin, buf.part.begin);
+    const int64_t hi = std::min(std::min(begin + partitionSize, train.groupElems), buf.part.end);
+    if (lo >= hi)
+      continue;
+    for (int s = 0; s < train.optSlots; ++s)
+      for (const FileTensor &t : opened[(size_t)r].tensors())
+        if (t.name == slotName(train.optimizer, s))
+          readPiece(opened[(size_t)r], t, begin, s, lo, hi, dtype, buf, "optimizer state");
+  }
 }
 
 } // namespace bmrt

@@ -13,6 +13,7 @@
 #include "bmrt/program.h"
 
 #include <string>
+#include <vector>
 
 namespace bmrt {
 
@@ -33,17 +34,28 @@ LoadReport loadCheckpoint(const std::string &path, const ProgramInfo &program, v
 void saveCheckpoint(const std::string &file, const ProgramInfo &program, const void *params,
                     const char *mapName);
 
-/// A training program's optimizer state (TrainInfo::optSlots slots per
-/// trainable param, at ParamInfo::optOffset) as a safetensors file: tensor
-/// "<param>.<slot>" with the param's shape, slots named as torch's optimizer
-/// state (AdamW: exp_avg, exp_avg_sq; SGD: momentum_buffer). Our names only.
-void saveOptimizerState(const std::string &file, const ProgramInfo &program,
-                        const void *optState);
+/// A training program's optimizer state (TrainInfo::optSlots slots over the
+/// rank's partition of the trainable group, Buffers::part) as a safetensors
+/// file. Whole (the partition is the whole group: one rank, or zero = 0):
+/// tensor "<param>.<slot>" with the param's shape, slots named as torch's
+/// optimizer state (AdamW: exp_avg, exp_avg_sq; SGD: momentum_buffer); our
+/// names only.
+void saveOptimizerState(const std::string &file, const ProgramInfo &program, const Buffers &buf);
 
-/// Reads what saveOptimizerState wrote into `optState` (TrainInfo::optStateBytes
-/// bytes); fails naming the file and tensor if any is missing, extra or of
-/// another shape, before writing anything.
-void loadOptimizerState(const std::string &file, const ProgramInfo &program, void *optState);
+/// A partition (ZeRO): one flat tensor "<slot>" of the partition's elements.
+void saveOptimizerPartition(const std::string &file, const ProgramInfo &program,
+                            const Buffers &buf);
+
+/// Fills the optimizer state of buf.part from a whole-state file (any world
+/// size can load it); fails naming the file and tensor if any is missing,
+/// extra or of another shape, before writing anything.
+void loadOptimizerState(const std::string &file, const ProgramInfo &program, const Buffers &buf);
+
+/// Fills the optimizer state of buf.part from the partition files of a run
+/// on files.size() ranks with partitions of `partitionSize` elements (file r
+/// holds rank r's), whatever this run's world size; checks every file first.
+void loadOptimizerPartitions(const std::vector<std::string> &files, int64_t partitionSize,
+                             const ProgramInfo &program, const Buffers &buf);
 
 } // namespace bmrt
 

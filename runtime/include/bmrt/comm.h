@@ -100,6 +100,12 @@ std::unique_ptr<Comm> openComm(const CommOptions &options);
 /// did not set one.
 Comm &commOf(Context &ctx);
 
+/// commOf(ctx).wait(h), its time counted as KernelKind::Comm in --profile.
+inline void commWait(Context &ctx, CommHandle h) {
+  ProfileScope profile(ctx, KernelKind::Comm);
+  commOf(ctx).wait(h);
+}
+
 /// A single process: every collective is the identity and completes at once.
 std::unique_ptr<Comm> makeSingleComm(const CommOptions &options);
 

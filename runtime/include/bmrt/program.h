@@ -39,10 +39,12 @@ struct ParamInfo {
   InitKind init;    // Normal: std = initA; Uniform: [initA, initB); Constant: initA
   double initA, initB;
   // Training programs only (defaults = an infer program's table):
-  int64_t gradOffset = -1; // bytes into the grads allocation; -1: no gradient (frozen)
-  int64_t optOffset = -1;  // bytes into the optimizer-state allocation: the
-                           // TrainInfo::optSlots slots of this param, each
-                           // the param's size, back to back; -1: none
+  int64_t gradOffset = -1; // bytes into the grads allocation; -1: no gradient (frozen).
+                           // Also the param's place in the flat trainable group:
+                           // offset = TrainInfo::groupParamOffset + gradOffset
+  int64_t optOffset = -1;  // bytes into each optimizer-state slot of a one-rank
+                           // run (= gradOffset; Partition says where slot k
+                           // starts); -1: no optimizer state
   bool decay = false;      // AdamW applies weight decay to it
 };
 
@@ -84,6 +86,20 @@ struct TensorRef {
   int rowsDim;             // the dim that is the run-time length (-1: none)
 };
 
+/// A training rank's part of the flat trainable group (issue 5; TrainInfo
+/// has the group): elements [begin, end) of the group are the ones this rank
+/// reduces, clips and updates. Partitions are `size` elements each, rank r's
+/// starting at r * size (the last may end early: `end` is capped at the
+/// group's length), so the grads allocation and the group's span of the
+/// params allocation hold ranks * size elements. One rank, or zero = 0:
+/// the whole group. Optimizer-state slot k of group element e lives at
+/// element k * optStride + (e - begin) of the optimizer-state allocation.
+struct Partition {
+  int64_t begin = 0, end = 0, size = 0;
+  int64_t optStride = 0;
+  int64_t total = 0; // elements of the grads allocation (ranks * size, or the group)
+};
+
 /// The allocations of one program, one per role (DESIGN decision 3).
 struct Buffers {
   void *params = nullptr;
@@ -91,6 +107,7 @@ struct Buffers {
   void *activations = nullptr; // shared by the entry points
   void *grads = nullptr;       // training: one gradient per trainable param
   void *optState = nullptr;    // training: optimizer state (AdamW m, v)
+  Partition part;              // training: this rank's part of the trainable group
 };
 
 /// Entry points: `rows` valid rows starting at absolute position `start`
@@ -201,7 +218,22 @@ struct TrainInfo {
   // The job's eval_every / save_every / log_every (0 = not set): defaults of
   // --eval-every, --save-every and --print-every.
   int64_t evalEvery = 0, saveEvery = 0, logEvery = 0;
+  // Data parallelism and ZeRO (issue 5). The trainable params form one flat
+  // group, laid out alike in the params allocation (from groupParamOffset,
+  // after the frozen params) and in the grads allocation (from 0): groupElems
+  // elements of the trainables' dtype, gradBytes = groupElems * its size.
+  // Ranks split it into partitions of a multiple of partitionAlign elements
+  // (the chunk of the deterministic gradient norm). zeroStage 0: every rank
+  // holds and updates everything (gradients all-reduced); 1: optimizer state
+  // and updates partitioned (gradients reduce-scattered, params all-gathered).
+  int zeroStage = 0;
+  int64_t groupParamOffset = 0;
+  int64_t groupElems = 0;
+  int64_t partitionAlign = 1;
 };
+
+/// The partition of `rank` of `ranks` (Partition's comment).
+Partition partitionOf(const TrainInfo &train, int rank, int ranks);
 
 /// The train executable's main (runtime/app): data, the step loop,
 /// checkpoints, resume, metrics.

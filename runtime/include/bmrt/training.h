@@ -21,6 +21,7 @@
 #define BMRT_TRAINING_H
 
 #include "bmrt/context.h"
+#include "bmrt/program.h"
 
 #include <cstdint>
 
@@ -123,6 +124,39 @@ void scale_inplace(Context &ctx, T *x, int64_t n, double s);
 
 /// min(1, maxNorm / (totalNorm + 1e-6)), as clip_grad_norm_ (1 = no clipping).
 double clip_coefficient(double totalNorm, double maxNorm);
+
+//===--- The optimizer step of generated code, over a partition -----------===//
+// Generated optimizer steps call these (docs/distributed.md): they work on
+// the rank's part of the flat trainable group, Buffers::part (the whole group
+// on one rank or under zero = 0), so the same emitted step serves any world
+// size. `groupParamOffset` is TrainInfo::groupParamOffset; `at` and `n` are a
+// param's first element in the group and its element count.
+
+/// The global gradient 2-norm, deterministically: the group is cut into
+/// chunks of `chunk` elements (TrainInfo::partitionAlign, so partitions hold
+/// whole chunks); each chunk's sum of squares is accumulated in double, in
+/// element order, and the chunks' sums are added in chunk order. A
+/// partitioned step (part smaller than the group) computes its own chunks
+/// and all-reduces the per-chunk sums through Context::comm first. The
+/// result is therefore the same bits at any thread count, world size and
+/// ZeRO stage.
+template <class T>
+double grad_norm_part(Context &ctx, const Buffers &buf, int64_t groupElems, int64_t chunk);
+
+/// grads[e] *= s for the partition's elements.
+template <class T>
+void scale_part(Context &ctx, const Buffers &buf, double s);
+
+/// adamw_update of the partition's share of one param.
+template <class T>
+void adamw_update_part(Context &ctx, const Buffers &buf, int64_t groupParamOffset, int64_t at,
+                       int64_t n, double lr, double beta1, double beta2, double eps,
+                       double weightDecay, int64_t step);
+
+/// sgd_update of the partition's share of one param.
+template <class T>
+void sgd_update_part(Context &ctx, const Buffers &buf, int64_t groupParamOffset, int64_t at,
+                     int64_t n, double lr, double momentum, double weightDecay, int64_t step);
 
 //===--- Learning-rate schedules -----------------------------------------===//
 // The multiplier of the base learning rate at (0-based) step s, i.e. the

@@ -1,0 +1,144 @@
+//===- host/partition.cpp - The optimizer step over a rank's partition ----===//
+//
+// See training.h ("The optimizer step of generated code") and
+// docs/distributed.md. The flat trainable group is the same byte layout in
+// the params allocation (from groupParamOffset) and the grads allocation
+// (from 0); a rank owns elements [part.begin, part.end) and keeps the
+// optimizer state of those only, slot k at k * part.optStride.
+//
+// The gradient norm is where determinism across world sizes is won or lost:
+// a sum of squares split differently over ranks or threads rounds
+// differently, the clip factor changes in its last bits, and every weight
+// after it. So the sum has one fixed shape - per-chunk partials in element
+// order, then the partials in chunk order - and partitions hold whole
+// chunks, so every rank count computes the same partials.
+//
+//===----------------------------------------------------------------------===//
+#include "bmrt/comm.h"
+#include "bmrt/training.h"
+#include "host/host_common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace bmrt {
+
+Partition partitionOf(const TrainInfo &train, int rank, int ranks) {
+  if (ranks < 1 || rank < 0 || rank >= ranks)
+    fail("partition of rank " + std::to_string(rank) + " of " + std::to_string(ranks));
+  const int64_t elems = train.groupElems;
+  const int64_t align = std::max<int64_t>(train.partitionAlign, 1);
+  Partition p;
+  if (train.zeroStage == 0 || ranks == 1) {
+    p.begin = 0;
+    p.end = p.size = p.optStride = p.total = elems;
+    return p;
+  }
+  const int64_t share = (elems + ranks - 1) / ranks;
+  p.size = (share + align - 1) / align * align;
+  p.begin = std::min<int64_t>((int64_t)rank * p.size, elems);
+  p.end = std::min<int64_t>(p.begin + p.size, elems);
+  p.optStride = p.size;
+  p.total = p.size * ranks;
+  return p;
+}
+
+namespace {
+
+void checkPart(const char *what, const Buffers &buf) {
+  const Partition &p = buf.part;
+  if (p.begin < 0 || p.end < p.begin || p.end > p.total || p.optStride < p.end - p.begin)
+    fail(std::string(what) + ": partition [" + std::to_string(p.begin) + ", " +
+         std::to_string(p.end) + ") of " + std::to_string(p.total) +
+         " elements is inconsistent (the app did not set Buffers::part?)");
+}
+
+// The param's elements [at, at + n) clipped to the partition: false if none.
+bool clip(const Buffers &buf, int64_t at, int64_t n, int64_t &lo, int64_t &hi) {
+  lo = std::max(at, buf.part.begin);
+  hi = std::min(at + n, buf.part.end);
+  return lo < hi;
+}
+
+} // namespace
+
+template <class T>
+double grad_norm_part(Context &ctx, const Buffers &buf, int64_t groupElems, int64_t chunk) {
+  ProfileScope profile(ctx, KernelKind::Optimizer);
+  checkPart("grad_norm_part", buf);
+  if (chunk < 1)
+    fail("grad_norm_part: chunk of " + std::to_string(chunk) + " elements");
+  const Partition &p = buf.part;
+  if (p.begin % chunk != 0)
+    fail("grad_norm_part: the partition starts inside a chunk (a bmbc/app bug)");
+  const int64_t numChunks = (groupElems + chunk - 1) / chunk;
+  std::vector<double> partial((size_t)numChunks, 0.0);
+  const int64_t first = p.begin / chunk, last = (p.end + chunk - 1) / chunk;
+  const T *g = (const T *)buf.grads;
+#pragma omp parallel for num_threads(host::threadCount(ctx)) schedule(static) \
+    if (last - first > 1)
+  for (int64_t c = first; c < last; ++c) {
+    const int64_t end = std::min((c + 1) * chunk, p.end);
+    double s = 0;
+    for (int64_t i = c * chunk; i < end; ++i)
+      s += double(g[i]) * double(g[i]);
+    partial[(size_t)c] = s;
+  }
+  if (p.end - p.begin < groupElems) {
+    // Other ranks hold the other chunks; adding their zeros is exact.
+    Comm &comm = commOf(ctx);
+    commWait(ctx, comm.allReduce(partial.data(), numChunks, DType::F64));
+  }
+  double total = 0;
+  for (double s : partial)
+    total += s;
+  return std::sqrt(total);
+}
+
+template <class T>
+void scale_part(Context &ctx, const Buffers &buf, double s) {
+  checkPart("scale_part", buf);
+  scale_inplace<T>(ctx, (T *)buf.grads + buf.part.begin, buf.part.end - buf.part.begin, s);
+}
+
+template <class T>
+void adamw_update_part(Context &ctx, const Buffers &buf, int64_t groupParamOffset, int64_t at,
+                       int64_t n, double lr, double beta1, double beta2, double eps,
+                       double weightDecay, int64_t step) {
+  checkPart("adamw_update_part", buf);
+  int64_t lo, hi;
+  if (!clip(buf, at, n, lo, hi))
+    return;
+  T *params = (T *)((char *)buf.params + groupParamOffset);
+  T *m = (T *)buf.optState + (lo - buf.part.begin);
+  adamw_update<T>(ctx, params + lo, (const T *)buf.grads + lo, m, m + buf.part.optStride, hi - lo,
+                  lr, beta1, beta2, eps, weightDecay, step);
+}
+
+template <class T>
+void sgd_update_part(Context &ctx, const Buffers &buf, int64_t groupParamOffset, int64_t at,
+                     int64_t n, double lr, double momentum, double weightDecay, int64_t step) {
+  checkPart("sgd_update_part", buf);
+  int64_t lo, hi;
+  if (!clip(buf, at, n, lo, hi))
+    return;
+  T *params = (T *)((char *)buf.params + groupParamOffset);
+  T *momentumBuf = momentum != 0.0 ? (T *)buf.optState + (lo - buf.part.begin) : nullptr;
+  sgd_update<T>(ctx, params + lo, (const T *)buf.grads + lo, momentumBuf, hi - lo, lr, momentum,
+                weightDecay, step);
+}
+
+#define BMRT_INSTANTIATE(T)                                                                  \
+  template double grad_norm_part<T>(Context &, const Buffers &, int64_t, int64_t);          \
+  template void scale_part<T>(Context &, const Buffers &, double);                          \
+  template void adamw_update_part<T>(Context &, const Buffers &, int64_t, int64_t, int64_t, \
+                                     double, double, double, double, double, int64_t);      \
+  template void sgd_update_part<T>(Context &, const Buffers &, int64_t, int64_t, int64_t,   \
+                                   double, double, double, int64_t);
+BMRT_INSTANTIATE(float)
+BMRT_INSTANTIATE(double)
+#undef BMRT_INSTANTIATE
+
+} // namespace bmrt

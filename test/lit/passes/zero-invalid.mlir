@@ -1,0 +1,56 @@
+// bmb-zero and bmb-data-parallel refusals.
+// RUN: bmb-opt %s -split-input-file -verify-diagnostics --bmb-data-parallel --bmb-zero
+
+// ZeRO stages 2 and 3 are not implemented yet: an error, not a silent stage 1.
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<8x8xf32> init zeros
+  func.func @optimizer_step() {
+    bmb.adamw_update @w {beta1 = 0.9 : f64, beta2 = 0.95 : f64, eps = 1.0e-8 : f64, weight_decay = 0.0 : f64}
+    return
+  }
+}
+// expected-error @below {{zero = 2 is not implemented yet (zero = 0 and 1 are)}}
+bmb.job @train train for @M {zero = 2 : i64}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<8x8xf32> init zeros
+  func.func @optimizer_step() {
+    bmb.adamw_update @w {beta1 = 0.9 : f64, beta2 = 0.95 : f64, eps = 1.0e-8 : f64, weight_decay = 0.0 : f64}
+    return
+  }
+}
+// expected-error @below {{zero = "auto" is not implemented yet (zero = 0 and 1 are)}}
+bmb.job @train train for @M {zero = "auto"}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<8x8xf32> init zeros
+}
+// expected-error @below {{bmb-data-parallel: model @M has no @optimizer_step (run bmb-insert-optimizer first)}}
+bmb.job @train train for @M {}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<8x8xf32> init zeros
+  // expected-error @below {{bmb-data-parallel: @optimizer_step already reduces its gradients}}
+  func.func @optimizer_step() {
+    bmb.grad_all_reduce [@w]
+    return
+  }
+}
+bmb.job @train train for @M {}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<8x8xf32> init zeros frozen
+  func.func @optimizer_step() {
+    // expected-error @below {{'bmb.grad_all_reduce' op @w is frozen: it has no gradient and no optimizer state}}
+    bmb.grad_all_reduce [@w]
+    return
+  }
+}

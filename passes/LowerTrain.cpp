@@ -520,8 +520,8 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
   DictionaryAttr settings = job.getSettings();
   for (const char *key : {"checkpoint", "offload", "memory"})
     if (settings.get(key))
-      return job.emitError("`") << key << "` is not implemented yet for training; remove it to "
-                                          "build a single-process fp32 program";
+      return job.emitError("`") << key << "` is not implemented yet for training; remove it "
+                                          "(docs/distributed.md lists what is)";
   if (auto p = settings.getAs<StringAttr>("precision");
       p && !llvm::is_contained({"fp32", "fp64"}, p.getValue()))
     return emitError(settingLoc(job, "precision"), "precision = ")

@@ -140,6 +140,16 @@ def PlanMemoryPass : Pass<"bmb-plan-memory", "::mlir::ModuleOp"> {
   }];
 }
 
+def VerifyAsyncPass : Pass<"bmb-verify-async", "::mlir::ModuleOp"> {
+  let summary = "Checks that no op touches a collective's buffers before its wait";
+  let description = [{
+    For every `bmb_exec` collective: it is waited on exactly once, later in
+    the same block, and no op in between (nested regions included) reads or
+    writes the role it owns (the gradients, or the trainable params for the
+    all-gather). Changes nothing.
+  }];
+}
+
 def PrepareForEmissionPass : Pass<"bmb-prepare-for-emission", "::mlir::ModuleOp"> {
   let summary = "Checks the plan is complete and adds the kernels' index arithmetic";
   let description = [{

@@ -36,6 +36,7 @@ void mlir::bmb::populateTrainPipeline(OpPassManager &pm) {
   pm.addPass(createLowerBmbToExecPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createFuseKernelsPass());
+  pm.addPass(createVerifyAsyncPass());
   pm.addPass(createPlanMemoryPass());
   pm.addPass(createPrepareForEmissionPass());
 }
@@ -45,7 +46,7 @@ void mlir::bmb::registerBmbPipelines() {
       "bmb-train-pipeline",
       "A train job: frontend, bmb-attach-loss, bmb-autodiff, bmb-insert-optimizer, "
       "bmb-data-parallel, bmb-zero, "
-      "bmb-lower-to-exec, canonicalize, bmb-fuse-kernels, bmb-plan-memory, "
+      "bmb-lower-to-exec, canonicalize, bmb-fuse-kernels, bmb-verify-async, bmb-plan-memory, "
       "bmb-prepare-for-emission",
       [](OpPassManager &pm) { populateTrainPipeline(pm); });
   PassPipelineRegistration<>(

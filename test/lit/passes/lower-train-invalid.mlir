@@ -45,8 +45,8 @@ module {
       return
     }
   }
-  // expected-error @+1 {{`zero` is not implemented yet for training; remove it to build a single-process fp32 program}}
-  bmb.job @pretrain train for @M {batch = 2 : i64, seq = 4 : i64, zero = 3 : i64}
+  // expected-error @+1 {{`offload` is not implemented yet for training; remove it (docs/distributed.md lists what is)}}
+  bmb.job @pretrain train for @M {batch = 2 : i64, seq = 4 : i64, offload = "optimizer"}
 }
 
 // -----

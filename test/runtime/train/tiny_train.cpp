@@ -39,7 +39,8 @@ constexpr int64_t V = 257, C = TINY_C, T = 8, B = 4, R = B * T;
 
 constexpr int64_t align(int64_t n) { return (n + 63) / 64 * 64; }
 
-// One layout for params and grads (gradOffset == offset).
+// One layout for params and grads (gradOffset == offset): every param is
+// trainable, so the trainable group starts at 0 (TrainInfo::groupParamOffset).
 constexpr int64_t kWte = 0;                                 // f32 [V, C]
 constexpr int64_t kWpe = kWte + align(V * C * 4);           // f32 [T, C]
 constexpr int64_t kFcW = kWpe + align(T * C * 4);           // f32 [C, C]
@@ -51,12 +52,9 @@ constexpr int kSlots = 1;
 #else
 constexpr int kSlots = 2;
 #endif
-// Optimizer state: kSlots copies of each param, back to back.
-constexpr int64_t kOptWte = 0;
-constexpr int64_t kOptWpe = kOptWte + kSlots * align(V * C * 4);
-constexpr int64_t kOptFcW = kOptWpe + kSlots * align(T * C * 4);
-constexpr int64_t kOptFcB = kOptFcW + kSlots * align(C * C * 4);
-constexpr int64_t kOptBytes = kOptFcB + kSlots * align(C * 4);
+// Optimizer state: kSlots slots over the group, each laid out like the
+// grads (optOffset == gradOffset within a slot; slot k at k * kParamBytes).
+constexpr int64_t kOptBytes = kSlots * kParamBytes;
 
 // Activations.
 constexpr int64_t kTokens = 0;                      // i32 [B, T]
@@ -73,10 +71,10 @@ constexpr int64_t kActivationBytes = kDx + align(R * C * 4);
 
 // name, dtype, rank, shape, offset, stacked, frozen, init, a, b, gradOffset, optOffset, decay
 const ParamInfo kParams[] = {
-    {"wte", DType::F32, 2, {V, C}, kWte, false, false, InitKind::Normal, 0.3, 0, kWte, kOptWte, false},
-    {"wpe", DType::F32, 2, {T, C}, kWpe, false, false, InitKind::Normal, 0.1, 0, kWpe, kOptWpe, false},
-    {"fc.w", DType::F32, 2, {C, C}, kFcW, false, false, InitKind::Normal, 0.3, 0, kFcW, kOptFcW, true},
-    {"fc.b", DType::F32, 1, {C}, kFcB, false, false, InitKind::Zeros, 0, 0, kFcB, kOptFcB, false},
+    {"wte", DType::F32, 2, {V, C}, kWte, false, false, InitKind::Normal, 0.3, 0, kWte, kWte, false},
+    {"wpe", DType::F32, 2, {T, C}, kWpe, false, false, InitKind::Normal, 0.1, 0, kWpe, kWpe, false},
+    {"fc.w", DType::F32, 2, {C, C}, kFcW, false, false, InitKind::Normal, 0.3, 0, kFcW, kFcW, true},
+    {"fc.b", DType::F32, 1, {C}, kFcB, false, false, InitKind::Zeros, 0, 0, kFcB, kFcB, false},
 };
 constexpr int kNumParams = 4;
 
@@ -183,10 +181,10 @@ void optimizerStep(Context &ctx, const Buffers &buf, StepArgs &args) {
     const int64_t n = numel(p);
     float *w = at<float>(buf.params, p.offset);
     const float *g = at<float>(buf.grads, p.gradOffset);
-    float *m = at<float>(buf.optState, p.optOffset);
+    float *m = at<float>(buf.optState, p.optOffset), *v = m + kParamBytes / 4;
     const double wd = p.decay ? kTrain.weightDecay : 0.0;
     if (kTrain.optimizer == OptimizerKind::AdamW)
-      adamw_update<float>(ctx, w, g, m, m + n, n, args.lr, kTrain.beta1,
+      adamw_update<float>(ctx, w, g, m, v, n, args.lr, kTrain.beta1,
                           kTrain.beta2, kTrain.eps, wd, args.step);
     else
       sgd_update<float>(ctx, w, g, m, n, args.lr, kTrain.momentum, wd, args.step);
@@ -215,6 +213,9 @@ const TrainInfo kTrain = {
     {"forward_backward", forwardBackward, kInputs, 2, kOutputs, 1},
     {"optimizer_step", optimizerStep, nullptr, 0, nullptr, 0},
     {"evaluate", evaluate, kInputs, 2, kOutputs, 1},
+    TrainObjective::CausalLM, 0.0, -1, // objective, mask prob, mask id
+    0, 0, 0,                            // eval_every, save_every, log_every
+    0, 0, kParamBytes / 4, 16384,       // ZeRO stage, group offset, elements, align
 };
 
 const ProgramInfo kProgram = {

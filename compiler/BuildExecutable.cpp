@@ -2,7 +2,8 @@
 //
 // `bmbc FILE --job J -o exe` ends here: the emitted source goes to a
 // temporary .cpp, the C++ compiler builds it against libbmrt (host backend:
-// OpenMP, the OpenMP build of OpenBLAS), and the executable lands at `exe`.
+// OpenMP, the OpenMP build of OpenBLAS; Open MPI for its comm backend), and
+// the executable lands at `exe`.
 // The runtime is found next to an installed bmbc (<prefix>/include/bmrt,
 // <prefix>/lib/bmb/libbmrt.a) or, for a bmbc in its build tree, in the paths
 // configured at build time. $CXX overrides the compiler.
@@ -30,6 +31,9 @@
 #endif
 #ifndef BMB_OPENBLAS_LIBRARY
 #define BMB_OPENBLAS_LIBRARY ""
+#endif
+#ifndef BMB_MPI_LIBRARY
+#define BMB_MPI_LIBRARY ""
 #endif
 
 namespace {
@@ -82,12 +86,16 @@ bool bmb::buildExecutable(const std::string &source, const std::string &output,
     llvm::sys::fs::remove(cpp);
     return false;
   }
+  // BLAS and MPI (libbmrt's comm backend) by path, each with an rpath to
+  // its directory: neither needs to be on the default library path.
   std::string openblas = BMB_OPENBLAS_LIBRARY;
   std::string rpath = "-Wl,-rpath," + std::string(llvm::sys::path::parent_path(openblas));
-  std::vector<std::string> args = {*cxxPath,   "-std=c++17", "-O2",  "-march=native",
+  std::string mpi = BMB_MPI_LIBRARY;
+  std::string mpiRpath = "-Wl,-rpath," + std::string(llvm::sys::path::parent_path(mpi));
+  std::vector<std::string> args = {*cxxPath,   "-std=c++17", "-O2",      "-march=native",
                                    "-fopenmp", "-I",         rt.include, std::string(cpp),
-                                   rt.library, openblas,     rpath,  "-lm",
-                                   "-o",       output};
+                                   rt.library, openblas,     rpath,      mpi,
+                                   mpiRpath,   "-lm",        "-o",       output};
   std::vector<llvm::StringRef> refs(args.begin(), args.end());
   std::string err;
   int rc = llvm::sys::ExecuteAndWait(*cxxPath, refs, std::nullopt, {}, 0, 0, &err);

@@ -23,9 +23,10 @@ void printTrainBanner(FILE *out, const ProgramInfo &p, const BannerInfo &b) {
                b.ranks > 1 ? " per rank" : "");
   if (b.ranks > 1)
     std::fprintf(out,
-                 "ranks: %d (%s%s), rank %d; zero = %d: %s [%lld, %lld) of the %lld trainable "
-                 "elements\n",
+                 "ranks: %d (%s%s), rank %d (pid %d); zero = %d: %s [%lld, %lld) of the %lld "
+                 "trainable elements\n",
                  b.ranks, b.comm.c_str(), b.deterministic ? ", deterministic" : "", b.rank,
+                 (int)getpid(),
                  t.zeroStage, t.zeroStage ? "this rank updates" : "every rank updates",
                  (long long)b.part.begin, (long long)b.part.end, (long long)t.groupElems);
   std::fprintf(out,
@@ -105,12 +106,14 @@ MetricsLog::~MetricsLog() {
     std::fclose(f_);
 }
 
-// JSON has no NaN/Infinity: a non-finite value is null.
+// JSON has no NaN/Infinity: a non-finite value is null. %.17g reads back as
+// the same double, so logs of two runs compare exactly (the multi-rank tests
+// compare every step's loss bit for bit).
 static std::string num(double v) {
   if (!std::isfinite(v))
     return "null";
   char b[40];
-  std::snprintf(b, sizeof b, "%.9g", v);
+  std::snprintf(b, sizeof b, "%.17g", v);
   return b;
 }
 

@@ -71,11 +71,13 @@ double grad_norm_part(Context &ctx, const Buffers &buf, int64_t groupElems, int6
   if (chunk < 1)
     fail("grad_norm_part: chunk of " + std::to_string(chunk) + " elements");
   const Partition &p = buf.part;
-  if (p.begin % chunk != 0)
+  if (p.begin < p.end && p.begin % chunk != 0)
     fail("grad_norm_part: the partition starts inside a chunk (a bmbc/app bug)");
   const int64_t numChunks = (groupElems + chunk - 1) / chunk;
   std::vector<double> partial((size_t)numChunks, 0.0);
-  const int64_t first = p.begin / chunk, last = (p.end + chunk - 1) / chunk;
+  // An empty partition (a rank past the group's end) computes no chunk.
+  const int64_t first = p.begin / chunk;
+  const int64_t last = p.begin < p.end ? (p.end + chunk - 1) / chunk : first;
   const T *g = (const T *)buf.grads;
 #pragma omp parallel for num_threads(host::threadCount(ctx)) schedule(static) \
     if (last - first > 1)

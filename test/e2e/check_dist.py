@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""Training on several ranks (mpirun) against one process.
+
+usage: check_dist.py MODE EXEDIR WORKDIR
+
+EXEDIR holds the executables of test/e2e/dist.bmb's jobs (JOBS below): GPT-2
+nano with residual dropout (so the micro-batch keys of the masks matter),
+plain data parallelism (dist_z0) and ZeRO-1 (dist_z1). Every run starts
+from the same fresh parameters (--seed), reads a token file of uniform
+random ids written here, runs with --deterministic and one thread per rank
+(2 cores: 4 ranks must fit), and logs every step's loss with 17 digits.
+
+  bitwise  for N in 1, 2, 4 and each job: `mpirun -np N` with one
+           micro-batch per rank gives, for 20 steps, the same losses (every
+           step, exactly) and the same final model.safetensors (bytes) as
+           one process running dist_z0 with --accum N, which accumulates the
+           same micro-batches in the same order. Also: N = 2 with two
+           micro-batches per rank against one process with --accum 4 agrees
+           to 1e-5 relative (the sums are grouped differently: per rank,
+           then over ranks; only one micro-batch per rank is bitwise).
+  resize   a ZeRO-1 run on 2 ranks saved at step 10 (one optimizer file per
+           rank) resumed by one process (--accum 2 implied), and a
+           one-process run saved at step 10 (one whole optimizer file)
+           resumed on 2 ranks under ZeRO-1: both end with the losses and
+           weights of 20 straight steps of one process with --accum 2.
+           A half-written newest checkpoint (a partition file cut short) is
+           skipped with a warning and the previous one is used.
+  failure  a rank that stops (SIGSTOP) makes the others fail within
+           --comm-timeout with a message naming the collective; a rank that
+           is killed ends the job with a non-zero status; neither hangs.
+           --dump-grads under mpirun, and a resume whose global batch
+           cannot be kept, are usage errors (exit 2).
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import harness  # noqa: E402
+import tokfile  # noqa: E402
+
+JOBS = ["dist_z0", "dist_z1"]
+VOCAB = 512
+STEPS = 20
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMP_NUM_THREADS": "1"}
+COMMON = ["--seed", "5", "--threads", "1", "--deterministic", "--val-fraction", "0",
+          "--order", "random"]
+
+
+class Dist:
+    def __init__(self, exedir, workdir):
+        self.exedir = exedir
+        self.dir = os.path.join(workdir, "dist")
+        os.makedirs(self.dir, exist_ok=True)
+        self.data = os.path.join(self.dir, "data.tok")
+        if not os.path.exists(self.data):
+            import random
+            r = random.Random(11)
+            tokfile.write(self.data, [r.randrange(VOCAB) for _ in range(60000)], VOCAB)
+        self.env = dict(os.environ, **MPI_ENV)
+        self.f = None
+
+    def exe(self, job):
+        return os.path.join(self.exedir, job)
+
+    def run(self, name, job, ranks, *args, timeout=300, expect=0):
+        """Runs `job` (under mpirun when ranks > 0) with COMMON flags, --save
+        and --log in a fresh directory `name`; returns (losses, dir)."""
+        out = os.path.join(self.dir, name)
+        if not any(a == "--resume" for a in args):
+            shutil.rmtree(out, ignore_errors=True)
+        os.makedirs(out, exist_ok=True)
+        log = os.path.join(out, "log.jsonl")
+        cmd = [self.exe(job), "--data", self.data, "--save", os.path.join(out, "ckpt"),
+               "--log", log] + COMMON + list(args)
+        if ranks:
+            cmd = ["mpirun", "-np", str(ranks)] + cmd
+        print("$ " + " ".join(cmd), flush=True)
+        p = subprocess.run(cmd, capture_output=True, env=self.env, timeout=timeout)
+        if p.returncode != expect:
+            self.f.add("%s: exit %s, expected %d\n%s" % (name, p.returncode, expect,
+                                                          harness.tail(p.stderr, 20)))
+            return None, out, p
+        losses = [json.loads(l)["loss"] for l in open(log)] if os.path.exists(log) else []
+        return losses, out, p
+
+    def model(self, out, step=STEPS):
+        path = os.path.join(out, "ckpt", "step-%07d" % step, "model.safetensors")
+        with open(path, "rb") as f:
+            return f.read()
+
+    def same(self, what, ref, got):
+        """Losses and final weights bit for bit."""
+        (rl, rout), (gl, gout) = ref, got
+        if rl is None or gl is None:
+            return
+        self.f.check(len(gl) == len(rl) == STEPS and gl == rl,
+                     "%s: losses differ from the reference\n  ref %s\n  got %s"
+                     % (what, rl[-3:], gl[-3:]))
+        self.f.check(self.model(gout) == self.model(rout),
+                     "%s: final weights differ from the reference (bytes)" % what)
+        if gl == rl:
+            print("%s: %d losses and the weights identical (last loss %.17g)"
+                  % (what, len(gl), gl[-1]))
+
+
+def bitwise(d):
+    for n in (1, 2, 4):
+        losses, out, _ = d.run("ref-accum%d" % n, "dist_z0", 0, "--accum", str(n),
+                               "--steps", str(STEPS))
+        ref = (losses, out)
+        for job in JOBS:
+            l, o, _ = d.run("%s-np%d" % (job, n), job, n, "--accum", "1", "--steps", str(STEPS))
+            d.same("%s on %d rank(s) vs one process --accum %d" % (job, n, n), ref, (l, o))
+    # Two micro-batches per rank: the same sum grouped per rank first.
+    ref, _, _ = d.run("ref-accum4", "dist_z0", 0, "--accum", "4", "--steps", str(STEPS))
+    got, _, _ = d.run("dist_z1-np2-accum2", "dist_z1", 2, "--accum", "2", "--steps", str(STEPS))
+    if ref and got:
+        worst = max(abs(a - b) / abs(a) for a, b in zip(ref, got))
+        print("2 ranks x 2 micro-batches vs --accum 4: worst loss difference %.2e relative" % worst)
+        d.f.check(worst <= 1e-5, "2 ranks x accum 2 drifted from --accum 4: %.2e" % worst)
+
+
+def resize(d):
+    ref = d.run("ref-accum2", "dist_z0", 0, "--accum", "2", "--steps", str(STEPS))[:2]
+    # ZeRO-1 on 2 ranks -> one process.
+    l1, o1, _ = d.run("z1-np2-to-1", "dist_z1", 2, "--accum", "1", "--steps", "10")
+    files = sorted(os.listdir(os.path.join(o1, "ckpt", "step-0000010")))
+    print("2-rank ZeRO-1 checkpoint: " + ", ".join(files))
+    d.f.check("optimizer-00000-of-00002.safetensors" in files and
+              "optimizer-00001-of-00002.safetensors" in files and
+              "optimizer.safetensors" not in files,
+              "a ZeRO-1 checkpoint on 2 ranks holds one optimizer file per rank: %s" % files)
+    # A resumed run appends to its log: l2 holds all 20 steps.
+    l2, _, p = d.run("z1-np2-to-1", "dist_z1", 0, "--resume", "--steps", str(STEPS))
+    if l1 is not None and l2 is not None:
+        d.same("ZeRO-1 2 ranks, resumed by one process", ref, (l2, o1))
+    # One process -> ZeRO-1 on 2 ranks.
+    l1, o1, _ = d.run("z0-1-to-np2", "dist_z0", 0, "--accum", "2", "--steps", "10")
+    l2, _, _ = d.run("z0-1-to-np2", "dist_z1", 2, "--resume", "--steps", str(STEPS))
+    if l1 is not None and l2 is not None:
+        d.same("one process, resumed on 2 ranks under ZeRO-1", ref, (l2, o1))
+    # A crash while step 20 was being saved: rank 1's partition is cut short
+    # and trainer_state.json never came; the resume takes step 10.
+    l1, o1, _ = d.run("torn", "dist_z1", 2, "--accum", "1", "--steps", "10")
+    torn = os.path.join(o1, "ckpt", "step-0000020")
+    os.makedirs(torn)
+    src = os.path.join(o1, "ckpt", "step-0000010")
+    for f in os.listdir(src):
+        if f != "trainer_state.json":
+            shutil.copy(os.path.join(src, f), torn)
+    part = os.path.join(torn, "optimizer-00001-of-00002.safetensors")
+    with open(part, "r+b") as f:
+        f.truncate(os.path.getsize(part) // 2)
+    with open(os.path.join(o1, "ckpt", "latest"), "w") as f:
+        f.write("step-0000020\n")
+    l2, _, p = d.run("torn", "dist_z1", 2, "--resume", "--steps", str(STEPS))
+    if l2 is not None:
+        err = harness.text(p.stderr)
+        d.f.check("skipping checkpoint" in err and "step-0000010" in err,
+                  "the torn checkpoint was not skipped with a warning:\n" + harness.tail(err))
+        d.same("ZeRO-1 2 ranks, resumed past a torn checkpoint", ref, (l2, o1))
+
+
+def rank1_pid(logs):
+    """Rank 1's pid from its --rank-logs banner, once it finished a step."""
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        time.sleep(0.2)
+        try:
+            text = open(os.path.join(logs, "rank-1.log")).read()
+            if "step 1/" in text:
+                return int(text.split("(pid ")[1].split(")")[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return None
+
+
+def failure(d):
+    exe = d.exe("dist_z0")
+    # A rank that stops: rank 1's pid is in its log's banner.
+    out = os.path.join(d.dir, "hang")
+    shutil.rmtree(out, ignore_errors=True)
+    logs = os.path.join(out, "logs")
+    cmd = ["mpirun", "-np", "2", exe, "--data", d.data, "--steps", "100000",
+           "--comm-timeout", "3", "--rank-logs", logs] + COMMON
+    print("$ " + " ".join(cmd), flush=True)
+    p = subprocess.Popen(cmd, env=d.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pid = rank1_pid(logs)
+    if not d.f.check(pid is not None, "rank 1 never logged its pid and first step"):
+        p.kill()
+        return
+    os.kill(pid, signal.SIGSTOP)
+    t0 = time.time()
+    try:
+        _, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        os.kill(pid, signal.SIGKILL)
+        d.f.add("a stopped rank made the job hang for 60 s (--comm-timeout 3)")
+        return
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    err = harness.text(err)
+    took = time.time() - t0
+    print("stopped rank 1: the job ended after %.1f s, exit %d:\n%s"
+          % (took, p.returncode, harness.tail(err, 6)))
+    d.f.check(p.returncode != 0, "a stopped rank: the job exited 0")
+    d.f.check("did not finish in 3 s" in err and "rank 0" in err,
+              "a stopped rank: no message from rank 0 naming the timeout:\n" + harness.tail(err))
+    # A rank that is killed.
+    cmd = ["mpirun", "-np", "2", exe, "--data", d.data, "--steps", "100000",
+           "--comm-timeout", "30", "--rank-logs", logs + "2"] + COMMON
+    print("$ " + " ".join(cmd), flush=True)
+    p = subprocess.Popen(cmd, env=d.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pid = rank1_pid(logs + "2")
+    if d.f.check(pid is not None, "rank 1 never logged its pid and first step"):
+        os.kill(pid, signal.SIGKILL)
+        try:
+            _, err = p.communicate(timeout=60)
+            print("killed rank 1: exit %d:\n%s" % (p.returncode, harness.tail(err, 4)))
+            d.f.check(p.returncode != 0, "a killed rank: the job exited 0")
+        except subprocess.TimeoutExpired:
+            p.kill()
+            d.f.add("a killed rank made the job hang for 60 s")
+    else:
+        p.kill()
+    # Usage errors.
+    _, _, p = d.run("usage-dump", "dist_z0", 2, "--steps", "1", "--dump-grads", "g.safetensors",
+                    expect=2)
+    d.f.check("--dump-grads" in harness.text(p.stderr),
+              "--dump-grads under mpirun: no message naming it")
+    d.run("usage-resume", "dist_z0", 2, "--accum", "1", "--steps", "2")
+    _, _, p = d.run("usage-resume", "dist_z0", 4, "--resume", "--steps", "4", expect=2)
+    err = harness.text(p.stderr)
+    d.f.check("2 micro-batches per step" in err and "use a world size dividing it" in err,
+              "a resume on 4 ranks of a 2-micro-batch run: no clear message:\n" + harness.tail(err))
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[1] not in ("bitwise", "resize", "failure"):
+        harness.die(__doc__.split("\n\n")[1])
+    mode, exedir, workdir = sys.argv[1:]
+    d = Dist(exedir, workdir)
+    d.f = harness.Failures("check_dist.py " + mode)
+    {"bitwise": bitwise, "resize": resize, "failure": failure}[mode](d)
+    return d.f.exit_code()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

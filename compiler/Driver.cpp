@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver.h"
+#include "compiler/ZeroAuto.h"
 
 #include "compiler/BuildExecutable.h"
 #include "compiler/EmitProgram.h"
@@ -421,6 +422,11 @@ int bmb::driverMain(int argc, char **argv) {
                     "tuning and compression executables are not implemented yet\n";
     return kExitNotImplemented;
   }
+  // zero = auto compiles its candidate plans first and writes the choice
+  // into the job (compiler/ZeroAuto.h).
+  if (trainJob && opts.emit != Emit::BMB &&
+      mlir::failed(mlir::bmb::resolveZeroAuto(*module, llvm::errs())))
+    return kExitInputError;
   mlir::PassManager pm(&context);
   if (opts.emit == Emit::BMB) {
     mlir::bmb::populateFrontendPipeline(pm);

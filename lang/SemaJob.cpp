@@ -44,6 +44,7 @@ std::vector<ValueSpec> jobSchema(ast::JobKind kind) {
          {"checkpoint", VT::Names, {}},
          {"offload", VT::Word, {"none", "optimizer", "params"}},
          {"memory", VT::Size, {}},
+         {"ranks", VT::PosInt, {}},
          {"eval_every", VT::PosInt, {}},
          {"save_every", VT::PosInt, {}},
          {"log_every", VT::PosInt, {}}});

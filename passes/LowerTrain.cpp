@@ -518,7 +518,7 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
                          "(bmb-train-pipeline)");
   // Settings this lowering cannot honour yet are errors, not ignored knobs.
   DictionaryAttr settings = job.getSettings();
-  for (const char *key : {"checkpoint", "offload", "memory"})
+  for (const char *key : {"checkpoint", "offload"})
     if (settings.get(key))
       return job.emitError("`") << key << "` is not implemented yet for training; remove it "
                                           "(docs/distributed.md lists what is)";

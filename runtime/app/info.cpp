@@ -8,9 +8,32 @@
 #include "app/info.h"
 #include "app/tensors.h"
 
+#include <cstdio>
 #include <string>
+#include <sys/resource.h>
 
 namespace bmrt {
+
+// The peak resident set of this process: VmHWM of /proc/self/status, which
+// starts afresh at exec. getrusage's ru_maxrss does not: on Linux a child
+// keeps its parent's high-water mark across fork + exec, so a launcher with a
+// large RSS (a Python benchmark with torch loaded) would be reported as ours.
+double peakRssKiB() {
+  if (FILE *f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    double kib = -1;
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "VmHWM: %lf kB", &kib) == 1)
+        break;
+    std::fclose(f);
+    if (kib >= 0)
+      return kib;
+  }
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage); // KiB on Linux
+  return (double)usage.ru_maxrss;
+}
+
 
 static const char *inputKindName(InputKind k) {
   switch (k) {

@@ -12,6 +12,9 @@ namespace bmrt {
 /// the entry points with their capacities and tensors, the name maps.
 void printProgramInfo(FILE *out, const ProgramInfo &program);
 
+/// The peak resident set of this process in KiB (VmHWM).
+double peakRssKiB();
+
 } // namespace bmrt
 
 #endif // BMRT_APP_INFO_H

@@ -411,9 +411,9 @@ int TrainRun::run() {
                              : "nothing was saved (no --save)");
     return 128 + sig;
   }
-  std::fprintf(out_, "done: %lld steps, loss %.4f, %.1f s%s%s\n", (long long)step, loss,
-               now() - t0, flags_.save ? "; saved " : "",
-               flags_.save ? lastCheckpoint_.c_str() : "");
+  std::fprintf(out_, "done: %lld steps, loss %.4f, %.1f s, peak RSS %.0f MiB%s%s\n",
+               (long long)step, loss, now() - t0, peakRssKiB() / 1024.0,
+               flags_.save ? "; saved " : "", flags_.save ? lastCheckpoint_.c_str() : "");
   return 0;
 }
 

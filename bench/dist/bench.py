@@ -1,0 +1,121 @@
+"""Training memory and throughput per ZeRO stage and world size: GPT-2 small
+(124M), fp32 AdamW, batch 2 x 256 tokens per rank and step, one thread per
+rank, `mpirun -np N` for N = 1, 2, 4 and zero = 0 (plain data parallel) and
+zero = 1 (optimizer state partitioned).
+
+Per run, rank 0's figures as the running program reports them:
+  - params + grads + optimizer state it allocated (the banner's `memory:`
+    line: the rank's real allocation sizes at this world size),
+  - its peak RSS (VmHWM, the `done:` line of its --rank-logs file; rank 0
+    writes to stderr),
+  - tokens/s of the whole job (the metrics log; the first step is warm-up),
+next to the ZeRO paper's analytic per-rank bytes for the precision used
+(fp32 params 4, grads 4, AdamW m and v 8 bytes per parameter; ZeRO-1 divides
+the 8 by N), and the throughput of ZeRO-1 relative to zero = 0 at the same
+N. Activation memory and recomputation are bench/train's and the
+checkpointing benchmark's business.
+
+On this 2-core machine 4 ranks share 2 cores: throughput at N = 4 says what
+the collectives cost on top of oversubscription, not what 4 cores would do.
+Not a test: nothing fails on a slow figure.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.environ.get("BMB_ROOT", os.path.dirname(os.path.dirname(HERE)))
+BUILD = os.environ.get("BMB_BUILD_DIR", os.path.join(ROOT, "build"))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "test", "e2e"))
+import benchlib  # noqa: E402
+import tokfile  # noqa: E402
+
+VOCAB = 50257
+B, T = 2, 256
+STEPS = 3
+RANKS = (1, 2, 4)
+MIB = float(1 << 20)
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1")
+
+
+def compile_job(job, scratch):
+    exe = os.path.join(scratch, job)
+    subprocess.run([os.path.join(BUILD, "bin", "bmbc"), os.path.join(HERE, "gpt2.bmb"), "--job",
+                    job, "-I", ROOT, "-o", exe], check=True, capture_output=True, text=True)
+    return exe
+
+
+def run(exe, ranks, data, scratch):
+    out = os.path.join(scratch, "run")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    log = os.path.join(out, "metrics.jsonl")
+    cmd = ["mpirun", "--bind-to", "none", "-np", str(ranks), exe, "--data", data, "--steps",
+           str(STEPS), "--threads", "1", "--val-fraction", "0", "--log", log, "--rank-logs",
+           os.path.join(out, "logs")]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=ENV)
+    if p.returncode != 0:
+        raise RuntimeError("exit %d: %s" % (p.returncode, p.stderr.strip().splitlines()[-1:]))
+    mem = re.search(r"memory: params ([\d.]+) MiB, grads ([\d.]+) MiB, optimizer state "
+                    r"([\d.]+) MiB", p.stderr)
+    rss = [float(re.search(r"peak RSS (\d+) MiB", p.stderr).group(1))]
+    for r in range(1, ranks):
+        text = open(os.path.join(out, "logs", "rank-%d.log" % r)).read()
+        rss.append(float(re.search(r"peak RSS (\d+) MiB", text).group(1)))
+    tps = [json.loads(l)["tokens_per_s"] for l in open(log)][1:]
+    return [float(x) for x in mem.groups()], rss, sorted(tps)[len(tps) // 2]
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.devnull
+    if not shutil.which("mpirun"):
+        print("dist: skipped: no mpirun (apt install openmpi-bin)")
+        return 0
+    # GPT-2 small's trainable parameters (models/gpt2.bmb, tied head).
+    dim, layers, ctx = 768, 12, 1024
+    psi = VOCAB * dim + ctx * dim + layers * (12 * dim * dim + 13 * dim) + 2 * dim
+    rows, table = [], []
+    with tempfile.TemporaryDirectory(prefix="bmb-bench-dist-") as scratch:
+        exes = {z: compile_job("bench_gpt2_small_zero%d" % z, scratch) for z in (0, 1)}
+        import random
+        rng = random.Random(0)
+        data = os.path.join(scratch, "random.tok")
+        tokfile.write(data, [rng.randrange(VOCAB) for _ in range(B * (T + 1) * 4 * (STEPS + 2))],
+                      VOCAB)
+        for n in RANKS:
+            base = None
+            for z in (0, 1):
+                benchlib.wait_idle(max_wait=60)
+                (p, g, o), rss, tps = run(exes[z], n, data, scratch)
+                analytic = (4 * psi + 4 * psi + 8 * psi / (n if z else 1)) / MIB
+                r = {"samples": [tps], "min": tps, "median": tps, "max": tps, "own_cpu_s": 0,
+                     "foreign_cpu_s": 0, "noisy": False}
+                rows.append(benchlib.record(out, "dist", "bmb", "gpt2-small np%d" % n,
+                                            "zero%d" % z, "tok/s", r, ranks=n,
+                                            state_mib=p + g + o, analytic_mib=analytic,
+                                            peak_rss_mib=max(rss)))
+                base = tps if z == 0 else base
+                table.append((n, z, p, g, o, analytic, max(rss), tps,
+                              tps / base if base else float("nan")))
+    print("\n== GPT-2 small (%.1fM params), fp32 AdamW, B=%d T=%d per rank, 1 thread per rank"
+          % (psi / 1e6, B, T))
+    print("%5s %4s %9s %9s %9s %11s %11s %9s %9s %8s" % (
+        "ranks", "zero", "params", "grads", "opt", "p+g+o", "ZeRO paper", "peak RSS",
+        "tok/s", "vs z0"))
+    for n, z, p, g, o, a, rss, tps, rel in table:
+        print("%5d %4d %8.0fM %8.0fM %8.0fM %10.0fM %10.0fM %8.0fM %9.1f %7.2fx"
+              % (n, z, p, g, o, p + g + o, a, rss, tps, rel))
+    print("(MiB per rank; 'ZeRO paper': 4+4+8 bytes per parameter, the 8 divided by the "
+          "ranks under ZeRO-1)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,204 @@
+//===- ZeroAuto.cpp - zero = auto: the cheapest plan that fits --------------===//
+//
+// See ZeroAuto.h. The compiler knows every tensor before launch (DESIGN,
+// "What none of the anchors has"), so instead of estimating, it compiles each
+// candidate plan of the train job - the whole train pipeline on a clone of
+// the module - and reads the memory plan bmb-plan-memory wrote: params,
+// grads, optimizer state and activations. Per-rank bytes at `ranks` ranks
+// follow the runtime's partitioning (bmrt::partitionOf, runtime/host/
+// partition.cpp: partitions of ceil(elements / ranks) rounded up to
+// partition_align; a change there must be mirrored here).
+//
+// Candidates, cheapest in time first: zero = 0 and 1 move the same bytes per
+// step (an all-reduce is a reduce-scatter plus an all-gather), so ZeRO-1 is
+// nearly free and comes second; recomputing the checkpointed layers costs
+// about a third of a step, so checkpointing comes last.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/ZeroAuto.h"
+
+#include "dialects/Bmb/BmbOps.h"
+#include "dialects/BmbExec/BmbExecOps.h"
+#include "passes/EntryLowering.h"
+#include "passes/ParamStats.h"
+#include "passes/Pipelines.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+using namespace mlir::bmb;
+
+namespace {
+
+struct Candidate {
+  int64_t zero = 0;
+  std::vector<std::string> checkpoint; // layer paths
+  // Per-rank bytes, once compiled.
+  int64_t params = 0, grads = 0, optState = 0, activations = 0;
+  int64_t total() const { return params + grads + optState + activations; }
+  std::string describe() const {
+    std::string s = "zero = " + std::to_string(zero);
+    if (!checkpoint.empty()) {
+      s += ", checkpoint = [";
+      for (size_t i = 0; i < checkpoint.size(); ++i)
+        s += (i ? ", \"" : "\"") + checkpoint[i] + "\"";
+      s += "]";
+    }
+    return s;
+  }
+};
+
+int64_t intAttr(Operation *op, StringRef name) {
+  auto a = op->getAttrOfType<IntegerAttr>(name);
+  return a ? a.getInt() : 0;
+}
+
+/// The job's settings with `zero` (and `checkpoint`) set to the candidate's.
+DictionaryAttr withCandidate(DictionaryAttr settings, const Candidate &c) {
+  Builder b(settings.getContext());
+  NamedAttrList list(settings);
+  list.set("zero", b.getI64IntegerAttr(c.zero));
+  if (!c.checkpoint.empty()) {
+    SmallVector<Attribute> names;
+    for (const std::string &n : c.checkpoint)
+      names.push_back(b.getStringAttr(n));
+    list.set("checkpoint", b.getArrayAttr(names));
+  }
+  return list.getDictionary(settings.getContext());
+}
+
+/// Compiles the module with the job's settings replaced by `c`'s and fills
+/// its per-rank bytes; the diagnostics of a failing candidate are returned.
+LogicalResult measure(ModuleOp module, StringRef jobName, int64_t ranks, Candidate &c,
+                      std::string &why) {
+  OwningOpRef<ModuleOp> clone = module.clone();
+  for (JobOp j : clone->getOps<JobOp>())
+    if (j.getSymName() == jobName)
+      j.setSettingsAttr(withCandidate(j.getSettings(), c));
+  MLIRContext *ctx = module.getContext();
+  llvm::raw_string_ostream diag(why);
+  ScopedDiagnosticHandler quiet(ctx, [&](Diagnostic &d) {
+    diag << d.str() << "\n";
+    return success();
+  });
+  PassManager pm(ctx);
+  populateTrainPipeline(pm);
+  if (failed(pm.run(*clone)))
+    return failure();
+  for (auto program : clone->getOps<exec::ProgramOp>()) {
+    auto train = program->getAttrOfType<DictionaryAttr>("train");
+    int64_t slots = train ? train.getAs<IntegerAttr>("opt_slots").getInt() : 0;
+    int64_t elems = intAttr(program, "group_elems");
+    int64_t gradBytes = intAttr(program, "grad_bytes");
+    int64_t elemBytes = elems > 0 ? gradBytes / elems : 4;
+    int64_t align = std::max<int64_t>(intAttr(program, "partition_align"), 1);
+    int64_t size = elems, total = elems;
+    if (c.zero >= 1 && ranks > 1) {
+      size = ((elems + ranks - 1) / ranks + align - 1) / align * align;
+      total = size * ranks;
+    }
+    c.params = std::max(intAttr(program, "param_bytes"),
+                        intAttr(program, "group_param_offset") + total * elemBytes);
+    c.grads = total * elemBytes;
+    c.optState = slots * size * elemBytes;
+    c.activations = intAttr(program, "activation_bytes") + intAttr(program, "state_bytes");
+  }
+  return success();
+}
+
+/// The layer paths `checkpoint = ...` can name that hold most activations:
+/// the model's repeats (their instance names).
+std::vector<std::string> repeatPaths(ModelOp model) {
+  std::vector<std::string> out;
+  auto forward = dyn_cast_or_null<func::FuncOp>(model.lookupSymbol("forward"));
+  if (!forward)
+    return out;
+  forward.walk([&](RepeatOp r) {
+    if (r->getParentOfType<RepeatOp>())
+      return;
+    std::string path = r.getInstance().str();
+    for (auto l = r->getParentOfType<LayerOp>(); l; l = l->getParentOfType<LayerOp>())
+      path = l.getInstance().str() + "." + path;
+    out.push_back(path);
+  });
+  return out;
+}
+
+std::string gib(int64_t bytes) { return formatBytes(bytes); }
+
+} // namespace
+
+LogicalResult mlir::bmb::resolveZeroAuto(ModuleOp module, llvm::raw_ostream &notes) {
+  for (JobOp job : module.getOps<JobOp>()) {
+    if (job.getKind() != JobKind::Train)
+      continue;
+    DictionaryAttr settings = job.getSettings();
+    auto zero = settings.getAs<StringAttr>("zero");
+    if (!zero || zero.getValue() != "auto") {
+      if (settings.get("memory") || settings.get("ranks"))
+        return emitError(settingLoc(job, settings.get("memory") ? "memory" : "ranks"),
+                         "`memory` and `ranks` are the budget of zero = auto; set zero = auto "
+                         "or remove them");
+      continue;
+    }
+    auto memory = settings.getAs<IntegerAttr>("memory");
+    auto ranksAttr = settings.getAs<IntegerAttr>("ranks");
+    if (!memory || !ranksAttr)
+      return emitError(settingLoc(job, "zero"),
+                       "zero = auto plans for a memory budget per rank and a world size: set "
+                       "memory = ... (e.g. 16GiB) and ranks = N");
+    int64_t budget = memory.getInt(), ranks = ranksAttr.getInt();
+    auto model = SymbolTable::lookupNearestSymbolFrom<ModelOp>(job, job.getModelAttr());
+    if (!model)
+      return job.emitError("zero = auto: the job's model is missing");
+    std::vector<Candidate> candidates = {{0, {}}, {1, {}}};
+    if (!settings.get("checkpoint")) {
+      std::vector<std::string> repeats = repeatPaths(model);
+      if (!repeats.empty()) {
+        candidates.push_back({0, repeats});
+        candidates.push_back({1, repeats});
+      }
+    }
+    std::vector<Candidate> measured;
+    for (Candidate &c : candidates) {
+      std::string why;
+      if (failed(measure(module, job.getSymName(), ranks, c, why)))
+        return emitError(settingLoc(job, "zero"), "zero = auto: the candidate ")
+               << c.describe() << " does not compile:\n"
+               << why;
+      measured.push_back(c);
+      if (c.total() <= budget) {
+        job.setSettingsAttr(withCandidate(settings, c));
+        notes << "bmbc: note: job " << job.getSymName() << ": zero = auto chose "
+              << c.describe() << ": " << gib(c.total()) << " per rank of memory = "
+              << gib(budget) << " at ranks = " << ranks << " (params " << gib(c.params)
+              << ", grads " << gib(c.grads) << ", optimizer state " << gib(c.optState)
+              << ", activations " << gib(c.activations) << ")";
+        for (const Candidate &m : measured)
+          if (&m != &measured.back())
+            notes << "; " << m.describe() << " needs " << gib(m.total());
+        notes << "\n";
+        return success();
+      }
+    }
+    const Candidate &best = *std::min_element(
+        measured.begin(), measured.end(),
+        [](const Candidate &a, const Candidate &b) { return a.total() < b.total(); });
+    return emitError(settingLoc(job, "memory"), "memory = ")
+                           << gib(budget) << " per rank is too small at ranks = " << ranks
+                           << ": the smallest plan, " << best.describe() << ", needs "
+                           << gib(best.total()) << " (params " << gib(best.params)
+                           << ", grads " << gib(best.grads) << ", optimizer state "
+                           << gib(best.optState) << ", activations " << gib(best.activations)
+                           << "); raise memory or ranks (zero = 2, 3 and offload, which "
+                              "would need less, are not implemented yet)";
+  }
+  return success();
+}

@@ -1,0 +1,25 @@
+//===- ZeroAuto.h - zero = auto: the cheapest plan that fits ----*- C++ -*-===//
+//
+// `zero = auto` with `memory = <bytes per rank>` and `ranks = N` in a train
+// job: bmbc compiles the candidate plans (zero = 0, 1; then with the model's
+// repeats checkpointed), takes the first whose per-rank params + grads +
+// optimizer state + activations fit, writes it into the job's settings and
+// says what it chose and why (docs/distributed.md). None fitting is an error
+// at `memory` with the smallest plan's figures.
+//
+//===----------------------------------------------------------------------===//
+#ifndef BMB_COMPILER_ZEROAUTO_H
+#define BMB_COMPILER_ZEROAUTO_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::bmb {
+
+/// Resolves `zero = auto` of the module's train job in place; notes go to
+/// `notes`. `memory`/`ranks` without zero = auto are errors.
+LogicalResult resolveZeroAuto(ModuleOp module, llvm::raw_ostream &notes);
+
+} // namespace mlir::bmb
+
+#endif // BMB_COMPILER_ZEROAUTO_H

@@ -45,7 +45,7 @@ int IoDeadline::pollMs() const {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(at - Clock::now()).count();
   if (left <= 0)
     return 0;
-  return left > INT_MAX ? INT_MAX : (int)left + 1; // +1: never wake just before `at`
+  return left >= INT_MAX ? INT_MAX : (int)left + 1; // +1: never wake just before `at`
 }
 
 bool IoDeadline::passed() const { return !forever && Clock::now() >= at; }

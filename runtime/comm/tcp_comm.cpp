@@ -355,9 +355,9 @@ void joinRankZero(TcpWorld &w, const TcpConfig &config, double timeoutSeconds) {
 class TcpComm final : public QueuedComm {
 public:
   TcpComm(const CommOptions &options, TcpWorld *world)
-      : QueuedComm(world->rank, world->size, /*deterministic=*/true, options.timeoutSeconds),
+      : QueuedComm(world->rank, world->size, /*deterministic=*/true, commTimeoutSeconds(options)),
         world_(world) {
-    double timeout = options.timeoutSeconds;
+    double timeout = timeoutSeconds_;
     // Grace: the progress thread's error names the rank it waited for.
     startQueue(/*graceSeconds=*/1, [world, timeout](const CommOp &op) {
       runTcp(*world, op, timeout);
@@ -403,9 +403,9 @@ std::unique_ptr<Comm> makeTcpComm(const CommOptions &options, const TcpConfig &c
   try {
     if (config.size > 1) {
       if (config.rank == 0)
-        acceptRanks(*world, config, options.timeoutSeconds);
+        acceptRanks(*world, config, commTimeoutSeconds(options));
       else
-        joinRankZero(*world, config, options.timeoutSeconds);
+        joinRankZero(*world, config, commTimeoutSeconds(options));
     }
   } catch (...) {
     for (int fd : world->fds)

@@ -288,6 +288,16 @@ TEST(Mpi, ARankThatExitsStopsTheJob) {
   EXPECT_LT(o.seconds, 20) << o.all();
 }
 
+TEST(Mpi, FinalizeWaitsAtMostTheTimeout) {
+  // Open MPI's MPI_Finalize waits for every rank; rank 1 comes 5 s late.
+  Outcome o = runAll({mpiJob(2, {"--scenario=late", "--timeout=2"})}, 70);
+  EXPECT_EQ(o.codes[0], 1) << o.all();
+  EXPECT_TRUE(has(o.logs[0], "error: rank 0: MPI_Finalize did not finish in 2 s (another rank "
+                             "died or hangs); exiting"))
+      << o.all();
+  EXPECT_LT(o.seconds, 15) << o.all();
+}
+
 TEST(Mpi, ARankThatFailsStopsTheJob) {
   // Rank 1's error unwinds through its communicator: no MPI_Finalize (it
   // would wait for rank 0 forever), exit 1, and mpirun stops rank 0.

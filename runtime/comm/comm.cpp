@@ -94,6 +94,11 @@ void checkCommArgs(CommOpKind kind, const void *buf, int64_t n, DType dtype, int
          std::to_string(size - 1) + ")");
 }
 
+double commTimeoutSeconds(const CommOptions &options) {
+  double s = options.timeoutSeconds;
+  return s > 0 && s <= 1e9 ? s : 0; // false for NaN too
+}
+
 // --- sumInRankOrder ----------------------------------------------------------
 
 // dst[i] += x[i], in T: the step every rank-order sum is made of.

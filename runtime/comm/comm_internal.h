@@ -40,6 +40,11 @@ struct TcpConfig {
   int masterPort = 0;
 };
 
+/// The timeout a backend works with: CommOptions::timeoutSeconds, with
+/// anything <= 0, NaN or beyond 1e9 s (which would overflow clock
+/// arithmetic) meaning "wait forever", returned as 0.
+double commTimeoutSeconds(const CommOptions &options);
+
 std::unique_ptr<Comm> makeMpiComm(const CommOptions &options);
 std::unique_ptr<Comm> makeTcpComm(const CommOptions &options, const TcpConfig &config);
 

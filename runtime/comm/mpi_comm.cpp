@@ -205,7 +205,7 @@ void finalizeWithin(double seconds, int rank) {
 class MpiComm final : public QueuedComm {
 public:
   MpiComm(const CommOptions &options, MpiWorld *world)
-      : QueuedComm(world->rank, world->size, options.deterministic, options.timeoutSeconds),
+      : QueuedComm(world->rank, world->size, options.deterministic, commTimeoutSeconds(options)),
         world_(world) {
     startQueue(/*graceSeconds=*/0, [world](const CommOp &op) { runMpi(*world, op); });
   }

@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 namespace bmrt {
 
@@ -44,7 +45,7 @@ int IoDeadline::pollMs() const {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(at - Clock::now()).count();
   if (left <= 0)
     return 0;
-  return left > INT_MAX ? INT_MAX : (int)left + 1; // +1: never wake just before `at`
+  return left >= INT_MAX ? INT_MAX : (int)left + 1; // +1: never wake just before `at`
 }
 
 bool IoDeadline::passed() const { return !forever && Clock::now() >= at; }
@@ -74,13 +75,15 @@ static std::string self(int rank) { return "rank " + std::to_string(rank) + ": "
 }
 
 /// Waits until fd is ready for `events` (or in error: the next transfer
-/// reports it); fails once the deadline passes.
+/// reports it); fails once the deadline passes or link.wakeFd is signalled.
 static void waitReady(const Link &link, short events, const IoDeadline &deadline) {
   for (;;) {
-    pollfd p{link.fd, events, 0};
-    int rc = ::poll(&p, 1, deadline.pollMs());
+    pollfd p[2] = {{link.fd, events, 0}, {link.wakeFd, POLLIN, 0}};
+    int rc = ::poll(p, link.wakeFd >= 0 ? 2 : 1, deadline.pollMs());
     if (rc > 0) {
-      if (p.revents & POLLNVAL)
+      if (p[1].revents)
+        fail(self(link.selfRank) + link.during + " was interrupted: this rank is stopping");
+      if (p[0].revents & POLLNVAL)
         fail(self(link.selfRank) + "the connection to rank " + std::to_string(link.peerRank) +
              " is closed (during " + link.during + ")");
       return;
@@ -136,6 +139,45 @@ void recvAll(const Link &link, void *data, size_t bytes, const IoDeadline &deadl
     if (errno == ECONNRESET || errno == ENOTCONN)
       failClosed(link);
     failErrno(link, "recv", errno);
+  }
+}
+
+void lingerAndClose(std::vector<int> &fds, double seconds) {
+  // close() with unread input sends a reset, and a reset can make the peer
+  // drop what we sent last (rank 0's error message). So: send our FIN
+  // after the queued data, read and discard until the peer closes too (it
+  // fails on the message and exits), and only then close.
+  for (int fd : fds)
+    if (fd >= 0)
+      ::shutdown(fd, SHUT_WR);
+  IoDeadline deadline = IoDeadline::after(seconds);
+  std::vector<char> sink(1 << 16);
+  for (;;) {
+    std::vector<pollfd> open;
+    for (int fd : fds)
+      if (fd >= 0)
+        open.push_back({fd, POLLIN, 0});
+    if (open.empty() || deadline.passed())
+      break;
+    int rc = ::poll(open.data(), open.size(), deadline.pollMs());
+    if (rc < 0 && errno != EINTR)
+      break;
+    for (const pollfd &p : open) {
+      if (!p.revents)
+        continue;
+      ssize_t k = ::recv(p.fd, sink.data(), sink.size(), 0);
+      if (k > 0 || (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)))
+        continue;
+      for (int &fd : fds) // closed by the peer, or broken: done with it
+        if (fd == p.fd) {
+          ::close(fd);
+          fd = -1;
+        }
+    }
+  }
+  for (int &fd : fds) {
+    closeFd(fd);
+    fd = -1;
   }
 }
 

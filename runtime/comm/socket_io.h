@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace bmrt {
 
@@ -32,6 +33,7 @@ struct Link {
   int selfRank = 0;
   int peerRank = 0;
   std::string during; // "all-reduce of 12 floats", "the handshake"
+  int wakeFd = -1;    // readable: stop waiting (the owner is shutting down); -1: none
 };
 
 void sendAll(const Link &link, const void *data, size_t bytes, const IoDeadline &deadline);
@@ -47,6 +49,10 @@ int acceptBefore(int listenFd, const IoDeadline &deadline, int selfRank);
 int connectBefore(const std::string &host, int port, const IoDeadline &deadline, int selfRank);
 
 void closeFd(int fd);
+/// Failure path: shuts the sending side of each socket down, discards what
+/// the peers still send until they close (at most `seconds`), then closes
+/// them all (entries become -1).
+void lingerAndClose(std::vector<int> &fds, double seconds);
 
 } // namespace bmrt
 

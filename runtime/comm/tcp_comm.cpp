@@ -19,17 +19,22 @@
 //
 // Failures: every read and write has the collective's deadline; a peer that
 // closes its socket is reported as having died. When rank 0 fails it tells
-// the ranks still waiting for an answer why, so they fail with its message;
-// when it exits, the others see their connection close.
+// the ranks still waiting for an answer why, so they fail with its message
+// (and on the way out it lingers until they hang up: closing first could
+// reset the connection and lose that message); when it exits, the others
+// see their connection close.
 //
 //===----------------------------------------------------------------------===//
 #include "comm/queued_comm.h"
 #include "comm/socket_io.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <vector>
 
 namespace bmrt {
@@ -66,6 +71,7 @@ struct TcpWorld {
   int rank = 0;
   int size = 1;
   std::vector<int> fds; // rank 0: fds[r] for r >= 1; others: fds[0] (to rank 0)
+  int wakeFd = -1;      // an eventfd every wait polls too: teardown wakes the progress thread
   std::vector<char> scratch;
 };
 
@@ -75,6 +81,7 @@ Link linkTo(const TcpWorld &w, int peer, const std::string &during) {
   l.selfRank = w.rank;
   l.peerRank = peer;
   l.during = during;
+  l.wakeFd = w.wakeFd;
   return l;
 }
 
@@ -348,9 +355,9 @@ void joinRankZero(TcpWorld &w, const TcpConfig &config, double timeoutSeconds) {
 class TcpComm final : public QueuedComm {
 public:
   TcpComm(const CommOptions &options, TcpWorld *world)
-      : QueuedComm(world->rank, world->size, /*deterministic=*/true, options.timeoutSeconds),
+      : QueuedComm(world->rank, world->size, /*deterministic=*/true, commTimeoutSeconds(options)),
         world_(world) {
-    double timeout = options.timeoutSeconds;
+    double timeout = timeoutSeconds_;
     // Grace: the progress thread's error names the rank it waited for.
     startQueue(/*graceSeconds=*/1, [world, timeout](const CommOp &op) {
       runTcp(*world, op, timeout);
@@ -358,16 +365,22 @@ public:
   }
 
   ~TcpComm() override {
-    if (!finishQueue()) {
-      // The progress thread may be blocked in poll(): shutting the sockets
-      // down wakes it with an error, so it can be joined.
+    if (finishQueue()) {
+      stopQueue();
       for (int fd : world_->fds)
-        if (fd >= 0)
-          ::shutdown(fd, SHUT_RDWR);
+        closeFd(fd);
+    } else {
+      // The progress thread may be waiting in poll(): wake it (its wait
+      // fails), join it, then close so that rank 0's last words (the error
+      // it sent the others) are not lost to a connection reset.
+      uint64_t one = 1;
+      if (::write(world_->wakeFd, &one, sizeof one) != (ssize_t)sizeof one)
+        std::fprintf(stderr, "warning: rank %d: waking the comm progress thread failed: %s\n",
+                     rank_, std::strerror(errno));
+      stopQueue();
+      lingerAndClose(world_->fds, /*seconds=*/1);
     }
-    stopQueue();
-    for (int fd : world_->fds)
-      closeFd(fd);
+    closeFd(world_->wakeFd);
     delete world_;
   }
 
@@ -384,16 +397,20 @@ std::unique_ptr<Comm> makeTcpComm(const CommOptions &options, const TcpConfig &c
   world->rank = config.rank;
   world->size = config.size;
   world->fds.assign((size_t)config.size, -1);
+  world->wakeFd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (world->wakeFd < 0)
+    fail("rank " + std::to_string(config.rank) + ": eventfd failed: " + std::strerror(errno));
   try {
     if (config.size > 1) {
       if (config.rank == 0)
-        acceptRanks(*world, config, options.timeoutSeconds);
+        acceptRanks(*world, config, commTimeoutSeconds(options));
       else
-        joinRankZero(*world, config, options.timeoutSeconds);
+        joinRankZero(*world, config, commTimeoutSeconds(options));
     }
   } catch (...) {
     for (int fd : world->fds)
       closeFd(fd);
+    closeFd(world->wakeFd);
     throw;
   }
   return std::make_unique<TcpComm>(options, world.release());

@@ -95,9 +95,9 @@ pid_t spawn(const Spec &spec, const std::string &logPath) {
   ::_exit(127);
 }
 
-/// Runs the processes together. `stopOthersOnFailure`: when one exits
-/// non-zero, kill the rest (what mpirun and torchrun do).
-Outcome runAll(const std::vector<Spec> &specs, double limitSeconds, bool stopOthersOnFailure) {
+/// Runs the processes together. Once process `stopAfter` exits (-1: none),
+/// the others are killed (as a launcher stops a job whose rank failed).
+Outcome runAll(const std::vector<Spec> &specs, double limitSeconds, int stopAfter = -1) {
   static int counter = 0;
   const int notStarted = -2, running = -3;
   size_t n = specs.size();
@@ -120,7 +120,7 @@ Outcome runAll(const std::vector<Spec> &specs, double limitSeconds, bool stopOth
         int status = 0;
         if (::waitpid(pids[i], &status, WNOHANG) == pids[i]) {
           out.codes[i] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-          if (out.codes[i] != 0 && stopOthersOnFailure)
+          if ((int)i == stopAfter)
             stop = true;
         }
       }
@@ -198,33 +198,35 @@ bool has(const std::string &text, const std::string &part) {
 TEST(Tcp, TwoRanksRankZeroStartingLast) {
   auto specs = tcpRanks(2, {"--expect-size=2", "--expect-backend=tcp", "--timeout=30"});
   specs[0].startDelay = 0.5; // rank 1 must keep trying to connect
-  Outcome o = runAll(specs, 40, false);
+  Outcome o = runAll(specs, 40);
   EXPECT_EQ(o.codes, (std::vector<int>{0, 0})) << o.all();
   EXPECT_TRUE(has(o.logs[0], "[  PASSED  ]")) << o.all();
 }
 
 TEST(Tcp, ThreeRanks) {
   Outcome o = runAll(tcpRanks(3, {"--expect-size=3", "--expect-backend=tcp", "--timeout=30"}),
-                     40, false);
+                     40);
   EXPECT_EQ(o.codes, (std::vector<int>{0, 0, 0})) << o.all();
 }
 
 TEST(Tcp, ARankThatHangsMakesTheOthersFailAtTheTimeout) {
   // Rank 1 sleeps 30 s instead of joining; ranks 0 and 2 must fail after
   // the 2 s timeout (rank 2 with its own timeout or rank 0's message).
-  Outcome o = runAll(tcpRanks(3, {"--scenario=timeout", "--timeout=2"}), 25, true);
+  Outcome o = runAll(tcpRanks(3, {"--scenario=timeout", "--timeout=2"}), 25, /*stopAfter=*/0);
   EXPECT_FALSE(o.timedOut) << o.all();
   EXPECT_EQ(o.codes[0], 1) << o.all();
   EXPECT_TRUE(has(o.logs[0], "error: rank 0: all-reduce of 1000 floats did not finish in 2 s"))
       << o.all();
   EXPECT_TRUE(has(o.logs[0], "waiting for rank 1 (another rank died or hangs); stopping"))
       << o.all();
+  EXPECT_EQ(o.codes[2], 1) << o.all();
+  EXPECT_TRUE(has(o.logs[2], "all-reduce of 1000 floats did not finish in 2 s")) << o.all();
   EXPECT_LT(o.seconds, 15) << o.all();
 }
 
 TEST(Tcp, ARankThatDiesIsNamed) {
   // The default timeout (300 s) must not matter: rank 1's socket closes.
-  Outcome o = runAll(tcpRanks(2, {"--scenario=die", "--timeout=300"}), 25, false);
+  Outcome o = runAll(tcpRanks(2, {"--scenario=die", "--timeout=300"}), 25);
   EXPECT_EQ(o.codes, (std::vector<int>{1, 3})) << o.all();
   EXPECT_TRUE(has(o.logs[0], "error: rank 0: rank 1 closed its connection during all-reduce "
                              "of 1000 floats: it died?"))
@@ -233,7 +235,7 @@ TEST(Tcp, ARankThatDiesIsNamed) {
 }
 
 TEST(Tcp, RanksIssuingDifferentCollectivesFailClearly) {
-  Outcome o = runAll(tcpRanks(3, {"--scenario=mismatch", "--timeout=20"}), 25, false);
+  Outcome o = runAll(tcpRanks(3, {"--scenario=mismatch", "--timeout=20"}), 25);
   EXPECT_EQ(o.codes, (std::vector<int>{1, 1, 1})) << o.all();
   std::string why = "rank 0: rank 1 issued all-gather of 3 x 333 floats (collective #0) where "
                     "rank 0 issued all-reduce of 1000 floats (collective #0): every rank must "
@@ -247,7 +249,7 @@ TEST(Tcp, RanksIssuingDifferentCollectivesFailClearly) {
 
 TEST(Tcp, DifferentWorldSizesAreRefused) {
   Outcome o =
-      runAll(tcpRanks(2, {"--scenario=timeout", "--timeout=20"}, {{}, {"WORLD_SIZE=3"}}), 25, false);
+      runAll(tcpRanks(2, {"--scenario=timeout", "--timeout=20"}, {{}, {"WORLD_SIZE=3"}}), 25);
   EXPECT_EQ(o.codes, (std::vector<int>{1, 1})) << o.all();
   std::string why = "rank 0: rank 1 was started with WORLD_SIZE=3, rank 0 with WORLD_SIZE=2: "
                     "every rank needs the same WORLD_SIZE";
@@ -268,7 +270,7 @@ Spec mpiJob(int np, const std::vector<std::string> &args) {
 TEST(Mpi, ARankThatHangsMakesTheOthersFailAtTheTimeoutAndStopsTheJob) {
   // Rank 1 sleeps 30 s; rank 0 fails after 2 s and exits 1, and mpirun
   // must then kill rank 1: the job ends well before rank 1 would wake.
-  Outcome o = runAll({mpiJob(2, {"--scenario=timeout", "--timeout=2"})}, 70, false);
+  Outcome o = runAll({mpiJob(2, {"--scenario=timeout", "--timeout=2"})}, 70);
   EXPECT_NE(o.codes[0], 0) << o.all();
   EXPECT_NE(o.codes[0], 124) << "timeout 60 had to stop mpirun\n" << o.all();
   EXPECT_TRUE(has(o.logs[0], "error: rank 0: all-reduce of 1000 floats did not finish in 2 s "
@@ -279,17 +281,27 @@ TEST(Mpi, ARankThatHangsMakesTheOthersFailAtTheTimeoutAndStopsTheJob) {
 
 TEST(Mpi, ARankThatExitsStopsTheJob) {
   // Rank 0 waits with a 300 s timeout: only mpirun can end it quickly.
-  Outcome o = runAll({mpiJob(2, {"--scenario=die", "--timeout=300"})}, 70, false);
+  Outcome o = runAll({mpiJob(2, {"--scenario=die", "--timeout=300"})}, 70);
   EXPECT_NE(o.codes[0], 0) << o.all();
   EXPECT_NE(o.codes[0], 124) << "timeout 60 had to stop mpirun\n" << o.all();
   EXPECT_TRUE(has(o.logs[0], "rank 1: exiting with status 3 on purpose")) << o.all();
   EXPECT_LT(o.seconds, 20) << o.all();
 }
 
+TEST(Mpi, FinalizeWaitsAtMostTheTimeout) {
+  // Open MPI's MPI_Finalize waits for every rank; rank 1 comes 5 s late.
+  Outcome o = runAll({mpiJob(2, {"--scenario=late", "--timeout=2"})}, 70);
+  EXPECT_EQ(o.codes[0], 1) << o.all();
+  EXPECT_TRUE(has(o.logs[0], "error: rank 0: MPI_Finalize did not finish in 2 s (another rank "
+                             "died or hangs); exiting"))
+      << o.all();
+  EXPECT_LT(o.seconds, 15) << o.all();
+}
+
 TEST(Mpi, ARankThatFailsStopsTheJob) {
   // Rank 1's error unwinds through its communicator: no MPI_Finalize (it
   // would wait for rank 0 forever), exit 1, and mpirun stops rank 0.
-  Outcome o = runAll({mpiJob(2, {"--scenario=throw", "--timeout=300"})}, 70, false);
+  Outcome o = runAll({mpiJob(2, {"--scenario=throw", "--timeout=300"})}, 70);
   EXPECT_EQ(o.codes[0], 1) << o.all();
   EXPECT_TRUE(has(o.logs[0], "error: rank 1: failing on purpose before the all-reduce"))
       << o.all();

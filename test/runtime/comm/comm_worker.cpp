@@ -19,6 +19,9 @@
 //             communicator is destroyed while the error unwinds, which must
 //             neither hang nor finalize MPI (the others never will).
 //   mismatch: rank 1 issues an all-gather where the others all-reduce.
+//   late:     every collective succeeds, but rank 1 reaches the end 5 s
+//             after the others: MPI_Finalize waits for it, so with a 2 s
+//             timeout rank 0's watchdog must end the job (status 1).
 #include "bmrt/comm.h"
 #include "bmrt/context.h"
 
@@ -303,6 +306,10 @@ int runScenario(const std::string &scenario, const CommOptions &options) {
       if (comm->rank() == 1)
         fail("rank 1: failing on purpose before the all-reduce");
       comm->wait(comm->allReduce(buf.data(), 1000, DType::F32));
+    } else if (scenario == "late") {
+      comm->wait(comm->allReduce(buf.data(), 1000, DType::F32));
+      if (comm->rank() == 1)
+        std::this_thread::sleep_for(std::chrono::seconds(5));
     } else if (scenario == "mismatch") {
       if (comm->rank() == 1)
         comm->wait(comm->allGather(buf.data(), 1000 / comm->size(), DType::F32));

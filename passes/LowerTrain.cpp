@@ -488,7 +488,7 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
                          "(bmb-train-pipeline)");
   // Settings this lowering cannot honour yet are errors, not ignored knobs.
   DictionaryAttr settings = job.getSettings();
-  for (const char *key : {"zero", "checkpoint", "offload", "memory"})
+  for (const char *key : {"zero", "offload", "memory"})
     if (settings.get(key))
       return job.emitError("`") << key << "` is not implemented yet for training; remove it to "
                                           "build a single-process fp32 program";

@@ -61,6 +61,22 @@ def AutodiffPass : Pass<"bmb-autodiff", "::mlir::ModuleOp"> {
   }];
 }
 
+def CheckpointActivationsPass : Pass<"bmb-checkpoint-activations", "::mlir::ModuleOp"> {
+  let summary = "Recomputes the forward of checkpointed layer instances in their backward";
+  let description = [{
+    For each layer instance named by the train job's `checkpoint` setting
+    (dotted paths), after bmb-autodiff: the forward `bmb.layer` saves
+    nothing and its backward takes the forward's inputs and recomputes the
+    saved values from a clone of the forward body; a forward `bmb.repeat`
+    saves only each iteration's carried inputs (stacked) and the reverse
+    repeat recomputes iteration i at the start of its reverse iteration i
+    (rolled). The clone keeps dropout ids and layers, so gradients are
+    bitwise those of the program without checkpointing. A path without a
+    backward (frozen, or not on the loss's path) and a nested instance are
+    errors at the setting.
+  }];
+}
+
 def InsertOptimizerPass : Pass<"bmb-insert-optimizer", "::mlir::ModuleOp"> {
   let summary = "Adds @optimizer_step from the train job's optimizer settings";
   let description = [{

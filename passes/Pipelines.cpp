@@ -25,6 +25,7 @@ void mlir::bmb::populateInferPipeline(OpPassManager &pm) {
 void mlir::bmb::populateAutodiffPipeline(OpPassManager &pm) {
   pm.addPass(createAttachLossPass());
   pm.addPass(createAutodiffPass());
+  pm.addPass(createCheckpointActivationsPass());
   pm.addPass(createInsertOptimizerPass());
 }
 
@@ -41,7 +42,8 @@ void mlir::bmb::populateTrainPipeline(OpPassManager &pm) {
 void mlir::bmb::registerBmbPipelines() {
   PassPipelineRegistration<>(
       "bmb-train-pipeline",
-      "A train job: frontend, bmb-attach-loss, bmb-autodiff, bmb-insert-optimizer, "
+      "A train job: frontend, bmb-attach-loss, bmb-autodiff, bmb-checkpoint-activations, "
+      "bmb-insert-optimizer, "
       "bmb-lower-to-exec, canonicalize, bmb-fuse-kernels, bmb-plan-memory, "
       "bmb-prepare-for-emission",
       [](OpPassManager &pm) { populateTrainPipeline(pm); });

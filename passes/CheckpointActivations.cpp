@@ -30,6 +30,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::bmb {
 #define GEN_PASS_DEF_CHECKPOINTACTIVATIONSPASS
@@ -411,8 +412,9 @@ struct CheckpointActivationsPass
         return signalPassFailure();
       }
       Checkpointer c(job, step);
+      llvm::SmallDenseSet<StringRef> done; // a path named twice is checkpointed once
       for (StringRef path : paths)
-        if (failed(c.checkpoint(path)))
+        if (done.insert(path).second && failed(c.checkpoint(path)))
           return signalPassFailure();
     }
   }

@@ -118,7 +118,8 @@ bmb.job @train train for @Tiny {batch = 2 : i64, checkpoint = "h", seq = 4 : i64
 
 // -----
 
-// A layer (`checkpoint = ["mlp"]`): the forward saves nothing (autodiff
+// A layer (`checkpoint = ["mlp", "mlp"]`: named twice is once): the
+// forward saves nothing (autodiff
 // saved the GELU's pre-activation); the backward takes the forward's input
 // instead and recomputes the pre-activation first.
 // SAVED: bmb.layer "mlp" layer "MLP" (%{{.*}}) {num_saved = 1 : i64}
@@ -160,4 +161,4 @@ bmb.model @Plain layer "Plain" {
     return %loss : tensor<f32>
   }
 }
-bmb.job @train train for @Plain {batch = 2 : i64, checkpoint = ["mlp"], seq = 4 : i64}
+bmb.job @train train for @Plain {batch = 2 : i64, checkpoint = ["mlp", "mlp"], seq = 4 : i64}

@@ -16,9 +16,13 @@
 // reverse loop's induction variable is the forward iteration. Cloned ops
 // nobody reads (the iteration's output) are erased.
 //
-// Only instances at the top of @train_step are supported: a nested one
-// (a layer inside a repeat or a layer) would need its parent's saves
-// rewritten too, and is an error that says so.
+// A nested instance (`bert.enc`: a repeat inside a layer) works the same
+// one level down: what its backward newly needs from the forward is
+// captured through every enclosing backward layer (and saved by the
+// enclosing forward layers), and the saves and captures it no longer needs
+// are dropped all the way up. An instance inside a repeat would need the
+// reverse repeat's stacked saves rewritten that way too: not implemented, an
+// error that says so.
 //
 //===----------------------------------------------------------------------===//
 
@@ -191,6 +195,18 @@ void trimForward(Operation *f) {
   trimUnread(ops);
 }
 
+/// Rebuilds the backward layer `bwd` with the operands `operands` (its body's
+/// arguments already match them).
+LayerOp withOperands(LayerOp bwd, ArrayRef<Value> operands) {
+  OpBuilder b(bwd);
+  auto next = b.create<LayerOp>(bwd.getLoc(), bwd.getResultTypes(), bwd.getInstanceAttr(),
+                                bwd.getLayerAttr(), operands, IntegerAttr(), b.getUnitAttr());
+  next.getBody().takeBody(bwd.getBody());
+  bwd.replaceAllUsesWith(next.getResults());
+  bwd.erase();
+  return next;
+}
+
 class Checkpointer {
 public:
   Checkpointer(JobOp job, func::FuncOp step) : job(job), step(step) {}
@@ -202,16 +218,125 @@ private:
   LogicalResult checkpointLayer(LayerOp f, LayerOp bwd);
   LogicalResult checkpointRepeat(RepeatOp f, RepeatOp bwd);
 
+  // The layer instances enclosing the checkpointed one, outermost first:
+  // each forward layer and its backward. Depth 0 is @train_step's body
+  // (forward and backward share it); depth k the bodies of parents[k-1].
+  SmallVector<std::pair<LayerOp, LayerOp>> parents;
+  /// `v`, a value of the forward block at depth k, in the backward block at
+  /// depth k: captured by the backward layers of every level (saved by the
+  /// forward ones where it is not an input), or cloned (param_get, arange),
+  /// as bmb-autodiff does.
+  Value toBwd(unsigned k, Value v);
+  /// The forward value at depth k that `b`, a value of the backward block
+  /// at depth k, stands for; null if none (a gradient, a clone).
+  Value fwdOf(unsigned k, Value b);
+  /// Drops the captures of the parents' backward layers that nothing reads
+  /// any more (innermost first), then the parents' saves that nothing reads
+  /// (outermost first).
+  void pruneParents();
+  Block &bwdBlock(unsigned k) {
+    return k ? *parents[k - 1].second.getBodyBlock() : step.getBody().front();
+  }
+
   JobOp job;
   func::FuncOp step;
 };
 
+Value Checkpointer::toBwd(unsigned k, Value v) {
+  if (k == 0)
+    return v;
+  Block &body = bwdBlock(k);
+  if (Operation *def = v.getDefiningOp(); def && isa<ParamGetOp, ArangeOp>(def)) {
+    IRMapping map;
+    for (Value o : def->getOperands())
+      map.map(o, toBwd(k, o));
+    OpBuilder b = OpBuilder::atBlockBegin(&body);
+    return b.clone(*def, map)->getResult(0);
+  }
+  LayerOp fp = parents[k - 1].first;
+  Value outer;
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (arg && arg.getOwner() == fp.getBodyBlock()) {
+    outer = fp.getOperand(arg.getArgNumber());
+  } else {
+    // Saved by the forward layer (already, or from now on).
+    Operation *yield = fp.getBodyBlock()->getTerminator();
+    unsigned numOut = fp.getNumResults() - fp.getNumSaved();
+    SmallVector<Value> saved(yield->getOperands().drop_front(numOut));
+    auto it = llvm::find(saved, v);
+    if (it == saved.end()) {
+      saved.push_back(v);
+      fp = parents[k - 1].first = cast<LayerOp>(setSaved(fp, saved));
+      it = saved.end() - 1;
+    }
+    outer = fp.getResult(numOut + (it - saved.begin()));
+  }
+  Value o = toBwd(k - 1, outer);
+  LayerOp bp = parents[k - 1].second;
+  SmallVector<Value> operands(bp.getInputs());
+  if (auto it = llvm::find(operands, o); it != operands.end())
+    return body.getArgument(it - operands.begin());
+  operands.insert(operands.begin(), o);
+  body.insertArgument(0u, o.getType(), o.getLoc());
+  parents[k - 1].second = withOperands(bp, operands);
+  return body.getArgument(0);
+}
+
+Value Checkpointer::fwdOf(unsigned k, Value b) {
+  if (k == 0)
+    return b;
+  auto [fp, bp] = parents[k - 1];
+  auto arg = dyn_cast<BlockArgument>(b);
+  if (!arg || arg.getOwner() != bp.getBodyBlock())
+    return {};
+  Value outer = fwdOf(k - 1, bp.getOperand(arg.getArgNumber()));
+  if (!outer)
+    return {};
+  for (auto [in, a] : llvm::zip(fp.getInputs(), fp.getBodyBlock()->getArguments()))
+    if (in == outer)
+      return a;
+  unsigned numOut = fp.getNumResults() - fp.getNumSaved();
+  if (auto r = dyn_cast<OpResult>(outer);
+      r && r.getOwner() == fp && r.getResultNumber() >= numOut)
+    return fp.getBodyBlock()->getTerminator()->getOperand(r.getResultNumber());
+  return {};
+}
+
+void Checkpointer::pruneParents() {
+  for (unsigned k = parents.size(); k >= 1; --k) {
+    LayerOp bp = parents[k - 1].second;
+    Block &body = *bp.getBodyBlock();
+    SmallVector<Value> operands(bp.getInputs());
+    bool changed = false;
+    for (int i = int(operands.size()) - 1; i >= 0; --i)
+      if (body.getArgument(i).use_empty() && fwdOf(k - 1, operands[i])) {
+        body.eraseArgument(i);
+        operands.erase(operands.begin() + i);
+        changed = true;
+      }
+    if (changed)
+      parents[k - 1].second = withOperands(bp, operands);
+  }
+  for (auto &[fp, bp] : parents) {
+    Operation *yield = fp.getBodyBlock()->getTerminator();
+    unsigned numOut = fp.getNumResults() - fp.getNumSaved();
+    SmallVector<Value> kept;
+    for (OpResult r : fp->getResults().drop_front(numOut))
+      if (!r.use_empty())
+        kept.push_back(yield->getOperand(r.getResultNumber()));
+    if (kept.size() != unsigned(fp.getNumSaved()))
+      fp = cast<LayerOp>(setSaved(fp, kept));
+  }
+}
+
 LogicalResult Checkpointer::checkpoint(StringRef path) {
-  // Walk the dotted path down the forward ops.
+  // Walk the dotted path down the forward ops, pairing each with its
+  // backward at the same depth.
   SmallVector<StringRef> parts;
   path.split(parts, '.');
+  parents.clear();
   Block *block = &step.getBody().front();
-  Operation *f = nullptr;
+  Operation *f = nullptr, *bwd = nullptr;
   for (auto [k, part] : llvm::enumerate(parts)) {
     SmallVector<Operation *> found;
     for (Operation &op : *block)
@@ -227,22 +352,23 @@ LogicalResult Checkpointer::checkpoint(StringRef path) {
                      << " times in the forward; checkpointing a shared layer instance is "
                         "not implemented yet";
     f = found.front();
-    if (k + 1 < parts.size())
-      block = &f->getRegion(0).front();
+    bwd = nullptr;
+    for (Operation &op : bwdBlock(k))
+      if (isBackward(&op) && instanceOf(&op) == part && isa<RepeatOp>(op) == isa<RepeatOp>(f))
+        bwd = &op;
+    if (!bwd)
+      return error() << "checkpoint: '" << path
+                     << "' has no backward: no gradient flows through it (its parameters are "
+                        "frozen or do not reach the loss), so it saves nothing to recompute";
+    if (k + 1 == parts.size())
+      break;
+    if (isa<RepeatOp>(f))
+      return error() << "checkpoint: '" << path << "' is inside the repeat '" << part
+                     << "'; checkpointing an instance inside a repeat is not implemented yet "
+                        "(checkpoint the repeat)";
+    parents.push_back({cast<LayerOp>(f), cast<LayerOp>(bwd)});
+    block = cast<LayerOp>(f).getBodyBlock();
   }
-  if (parts.size() > 1)
-    return error() << "checkpoint: '" << path
-                   << "' is nested in another layer instance; checkpointing a nested instance "
-                      "is not implemented yet (checkpoint '"
-                   << parts.front() << "' instead)";
-  Operation *bwd = nullptr;
-  for (Operation &op : step.getBody().front())
-    if (isBackward(&op) && instanceOf(&op) == path && isa<RepeatOp>(op) == isa<RepeatOp>(f))
-      bwd = &op;
-  if (!bwd)
-    return error() << "checkpoint: '" << path
-                   << "' has no backward: no gradient flows through it (its parameters are "
-                      "frozen or do not reach the loss), so it saves nothing to recompute";
   if (numSaved(f) == 0)
     return success(); // nothing saved, nothing to recompute
   if (auto layer = dyn_cast<LayerOp>(f))
@@ -253,18 +379,21 @@ LogicalResult Checkpointer::checkpoint(StringRef path) {
 /// The backward takes the forward's inputs instead of its saves and
 /// recomputes the saves from a clone of the forward body.
 LogicalResult Checkpointer::checkpointLayer(LayerOp f, LayerOp bwd) {
+  unsigned depth = parents.size();
   Block &fwdBody = *f.getBodyBlock();
   Block &body = *bwd.getBodyBlock();
   unsigned numOut = f.getNumResults() - f.getNumSaved();
-  SmallVector<Value> operands(bwd.getInputs());
   // The forward's inputs, as arguments of the backward body: those it
   // already captures, the others prepended.
   IRMapping map;
   for (auto [in, arg] : llvm::zip(f.getInputs(), fwdBody.getArguments())) {
-    auto it = llvm::find(operands, in);
+    Value o = toBwd(depth, in);
+    SmallVector<Value> operands(bwd.getInputs());
+    auto it = llvm::find(operands, o);
     if (it == operands.end()) {
-      operands.insert(operands.begin(), in);
-      body.insertArgument(0u, in.getType(), in.getLoc());
+      operands.insert(operands.begin(), o);
+      body.insertArgument(0u, o.getType(), o.getLoc());
+      bwd = withOperands(bwd, operands);
       it = operands.begin();
     }
     map.map(arg, body.getArgument(it - operands.begin()));
@@ -272,22 +401,18 @@ LogicalResult Checkpointer::checkpointLayer(LayerOp f, LayerOp bwd) {
   SmallVector<Operation *> clones = cloneForward(fwdBody, body, map, nullptr);
   // Saved operands become the recomputed values.
   Operation *yield = fwdBody.getTerminator();
+  SmallVector<Value> operands(bwd.getInputs());
   for (int i = int(operands.size()) - 1; i >= 0; --i) {
-    auto r = dyn_cast<OpResult>(operands[i]);
+    auto r = dyn_cast_or_null<OpResult>(fwdOf(depth, operands[i]));
     if (!r || r.getOwner() != f || r.getResultNumber() < numOut)
       continue;
-    body.getArgument(i).replaceAllUsesWith(
-        map.lookup(yield->getOperand(r.getResultNumber())));
+    body.getArgument(i).replaceAllUsesWith(map.lookup(yield->getOperand(r.getResultNumber())));
     body.eraseArgument(i);
     operands.erase(operands.begin() + i);
   }
   trimUnread(clones);
-  OpBuilder b(bwd);
-  auto next = b.create<LayerOp>(bwd.getLoc(), bwd.getResultTypes(), bwd.getInstanceAttr(),
-                                bwd.getLayerAttr(), operands, IntegerAttr(), b.getUnitAttr());
-  next.getBody().takeBody(bwd.getBody());
-  bwd.replaceAllUsesWith(next.getResults());
-  bwd.erase();
+  withOperands(bwd, operands);
+  pruneParents();
   trimForward(setSaved(f, {}));
   return success();
 }
@@ -295,6 +420,7 @@ LogicalResult Checkpointer::checkpointLayer(LayerOp f, LayerOp bwd) {
 /// The forward repeat saves each iteration's carried inputs; the reverse
 /// iteration i reads them and recomputes iteration i's saves.
 LogicalResult Checkpointer::checkpointRepeat(RepeatOp f, RepeatOp bwd) {
+  unsigned depth = parents.size();
   // Save the carried inputs (besides the old saves, until the reverse repeat
   // no longer reads those).
   Block &fwdBody0 = *f.getBodyBlock();
@@ -334,19 +460,19 @@ LogicalResult Checkpointer::checkpointRepeat(RepeatOp f, RepeatOp bwd) {
   Operation *last = nullptr;
   SmallVector<Operation *> carriedGets;
   for (Value c : carried) {
-    BlockArgument s = argFor(stackOf(c), /*stacked=*/true);
+    BlockArgument s = argFor(toBwd(depth, stackOf(c)), /*stacked=*/true);
     auto get = b.create<StackGetOp>(c.getLoc(), s, index);
     map.map(c, get.getResult());
     carriedGets.push_back(get);
     last = get;
   }
   for (auto [in, arg] : llvm::zip(f.getInvariant(), f.getInvariantArgs()))
-    map.map(arg, argFor(in, /*stacked=*/false));
+    map.map(arg, argFor(toBwd(depth, in), /*stacked=*/false));
   SmallVector<Operation *> clones = cloneForward(fwdBody, body, map, last);
 
   // Reads of the old saves become the recomputed values.
   for (int i = int(invariant.size()) - 1; i >= 0; --i) {
-    auto r = dyn_cast<OpResult>(invariant[i]);
+    auto r = dyn_cast_or_null<OpResult>(fwdOf(depth, invariant[i]));
     if (!r || r.getOwner() != f || r.getResultNumber() < numOut)
       continue;
     Value saved = saves[r.getResultNumber() - numOut];
@@ -374,6 +500,7 @@ LogicalResult Checkpointer::checkpointRepeat(RepeatOp f, RepeatOp bwd) {
   next.getBody().takeBody(bwd.getBody());
   bwd.replaceAllUsesWith(next.getResults());
   bwd.erase();
+  pruneParents();
   SmallVector<Value> kept;
   for (Value s : saves)
     if (llvm::is_contained(carried, s))

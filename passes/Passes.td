@@ -71,9 +71,10 @@ def CheckpointActivationsPass : Pass<"bmb-checkpoint-activations", "::mlir::Modu
     saves only each iteration's carried inputs (stacked) and the reverse
     repeat recomputes iteration i at the start of its reverse iteration i
     (rolled). The clone keeps dropout ids and layers, so gradients are
-    bitwise those of the program without checkpointing. A path without a
-    backward (frozen, or not on the loss's path) and a nested instance are
-    errors at the setting.
+    bitwise those of the program without checkpointing. A nested instance
+    (inside layers) is captured and saved through its parents. A path
+    without a backward (frozen, or not on the loss's path), an instance
+    inside a repeat and a shared instance are errors at the setting.
   }];
 }
 

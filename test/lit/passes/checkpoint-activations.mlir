@@ -162,3 +162,56 @@ bmb.model @Plain layer "Plain" {
   }
 }
 bmb.job @train train for @Plain {batch = 2 : i64, checkpoint = ["mlp", "mlp"], seq = 4 : i64}
+
+// -----
+
+// A nested instance (`checkpoint = "mlp.fc"`): fc saves nothing and its
+// backward recomputes the GELU's pre-activation from its input, which the
+// parent mlp saves (it did already) and its backward captures; mlp no
+// longer saves fc's pre-activation, nor its backward captures it.
+// SAVED: bmb.layer "mlp" layer "MLP" (%{{.*}}) {num_saved = 2 : i64}
+// SAVED: bmb.layer "fc" layer "Linear" (%{{.*}}) {num_saved = 1 : i64}
+// SAVED: bmb.layer "mlp" layer "MLP" backward (%{{.*}}#1, %{{.*}}#2, %{{.*}}, %{{.*}})
+// CHECK-LABEL: func.func @train_step
+// CHECK:         %[[M:.*]]:2 = bmb.layer "mlp" layer "MLP" (%{{.*}}) {num_saved = 1 : i64}
+// CHECK:           %[[N:.*]] = bmb.tanh
+// CHECK-NEXT:      %{{.*}} = bmb.layer "fc" layer "Linear" (%[[N]]) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+// CHECK:           bmb.yield %{{.*}}, %[[N]] : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+// CHECK:         bmb.layer "mlp" layer "MLP" backward (%[[M]]#1, %{{.*}}, %{{.*}}) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+// CHECK-NEXT:    ^bb0(%[[NB:[a-z0-9]+]]: tensor<2x4x8xf32>, %{{.*}}: tensor<2x4x8xf32>, %[[DY:[a-z0-9]+]]: tensor<2x4x8xf32>):
+// CHECK-NEXT:      bmb.layer "fc" layer "Linear" backward (%[[NB]], %[[DY]]) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+// CHECK-NEXT:      ^bb0(%[[V:[a-z0-9]+]]: tensor<2x4x8xf32>, %[[G:[a-z0-9]+]]: tensor<2x4x8xf32>):
+// CHECK-NEXT:        %[[W:.*]] = bmb.param_get @mlp.fc.w
+// CHECK-NEXT:        %[[H:.*]] = bmb.linear %[[V]], %[[W]]
+// CHECK-NEXT:        bmb.act_grad gelu_tanh %[[H]], %[[G]]
+bmb.model @Nested layer "Nested" {
+  bmb.param @wte.w : tensor<16x8xf32> init normal(0.02)
+  bmb.param @mlp.fc.w : tensor<8x8xf32> init normal(0.02)
+
+  func.func @loss(%tokens: tensor<2x4xi32> {bmb.name = "tokens"}, %targets: tensor<2x4xi32> {bmb.name = "targets"}) -> tensor<f32> {
+    %x = bmb.layer "wte" layer "Embedding" (%tokens) : (tensor<2x4xi32>) -> tensor<2x4x8xf32> {
+    ^bb0(%ids: tensor<2x4xi32>):
+      %w = bmb.param_get @wte.w : tensor<16x8xf32>
+      %e = bmb.embedding %ids, %w : (tensor<2x4xi32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+      bmb.yield %e : tensor<2x4x8xf32>
+    }
+    %m = bmb.layer "mlp" layer "MLP" (%x) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    ^bb0(%u: tensor<2x4x8xf32>):
+      %n = bmb.tanh %u : tensor<2x4x8xf32>
+      %f = bmb.layer "fc" layer "Linear" (%n) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+      ^bb0(%v: tensor<2x4x8xf32>):
+        %w = bmb.param_get @mlp.fc.w : tensor<8x8xf32>
+        %h = bmb.linear %v, %w : (tensor<2x4x8xf32>, tensor<8x8xf32>) -> tensor<2x4x8xf32>
+        %g = bmb.gelu %h approximate tanh : tensor<2x4x8xf32>
+        bmb.yield %g : tensor<2x4x8xf32>
+      }
+      %o = bmb.add %u, %f : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+      bmb.yield %o : tensor<2x4x8xf32>
+    }
+    %wte = bmb.param_get @wte.w : tensor<16x8xf32>
+    %loss, %dlogits = bmb.fused_classifier %m, %wte, %targets
+        : (tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32>) -> (tensor<f32>, tensor<2x4x16xf32>)
+    return %loss : tensor<f32>
+  }
+}
+bmb.job @train train for @Nested {batch = 2 : i64, checkpoint = "mlp.fc", seq = 4 : i64}

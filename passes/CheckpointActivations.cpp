@@ -16,13 +16,13 @@
 // reverse loop's induction variable is the forward iteration. Cloned ops
 // nobody reads (the iteration's output) are erased.
 //
-// A nested instance (`bert.enc`: a repeat inside a layer) works the same
-// one level down: what its backward newly needs from the forward is
-// captured through every enclosing backward layer (and saved by the
-// enclosing forward layers), and the saves and captures it no longer needs
-// are dropped all the way up. An instance inside a repeat would need the
-// reverse repeat's stacked saves rewritten that way too: not implemented, an
-// error that says so.
+// A nested instance (`bert.enc`: a repeat inside a layer; `h.attn`: a layer
+// inside a repeat) works the same one level down: what its backward newly
+// needs from the forward is saved by the enclosing forward ops (stacked by
+// a repeat) and captured by their backwards (read with bmb.stack_get in a
+// reverse repeat), as bmb-autodiff does, and the saves and captures it no
+// longer needs are dropped all the way up. A repeat inside a repeat is an
+// error (training refuses nested repeats).
 //
 //===----------------------------------------------------------------------===//
 
@@ -207,6 +207,34 @@ LayerOp withOperands(LayerOp bwd, ArrayRef<Value> operands) {
   return next;
 }
 
+/// Rebuilds the reverse repeat `bwd` with the invariant operands
+/// `invariant` (its body's arguments already match them).
+RepeatOp withInvariants(RepeatOp bwd, ArrayRef<Value> invariant) {
+  OpBuilder b(bwd);
+  auto next = b.create<RepeatOp>(bwd.getLoc(), bwd.getResultTypes(), bwd.getCountAttr(),
+                                 bwd.getInstanceAttr(), bwd.getLayerAttr(), bwd.getIter(),
+                                 invariant, IntegerAttr(), b.getUnitAttr());
+  next.getBody().takeBody(bwd.getBody());
+  bwd.replaceAllUsesWith(next.getResults());
+  bwd.erase();
+  return next;
+}
+
+/// The result of the forward layer or repeat `f` that saves `v` (a value of
+/// its body), saving it from now on if it did not; `f` may be rebuilt.
+Value saveOf(Operation *&f, Value v) {
+  Operation *yield = f->getRegion(0).front().getTerminator();
+  unsigned numOut = f->getNumResults() - numSaved(f);
+  SmallVector<Value> saved(yield->getOperands().drop_front(numOut));
+  auto it = llvm::find(saved, v);
+  if (it == saved.end()) {
+    saved.push_back(v);
+    f = setSaved(f, saved);
+    it = saved.end() - 1;
+  }
+  return f->getResult(numOut + (it - saved.begin()));
+}
+
 class Checkpointer {
 public:
   Checkpointer(JobOp job, func::FuncOp step) : job(job), step(step) {}
@@ -219,23 +247,25 @@ private:
   LogicalResult checkpointRepeat(RepeatOp f, RepeatOp bwd);
 
   // The layer instances enclosing the checkpointed one, outermost first:
-  // each forward layer and its backward. Depth 0 is @train_step's body
-  // (forward and backward share it); depth k the bodies of parents[k-1].
-  SmallVector<std::pair<LayerOp, LayerOp>> parents;
+  // each forward layer or repeat and its backward layer or reverse repeat.
+  // Depth 0 is @train_step's body (forward and backward share it); depth k
+  // the bodies of parents[k-1].
+  SmallVector<std::pair<Operation *, Operation *>> parents;
   /// `v`, a value of the forward block at depth k, in the backward block at
-  /// depth k: captured by the backward layers of every level (saved by the
-  /// forward ones where it is not an input), or cloned (param_get, arange),
-  /// as bmb-autodiff does.
+  /// depth k, as bmb-autodiff makes it: captured by the backward layers
+  /// (saved by the forward ones where it is not an input), read with
+  /// bmb.stack_get from a stacked save in a reverse repeat, or cloned
+  /// (param_get, arange).
   Value toBwd(unsigned k, Value v);
   /// The forward value at depth k that `b`, a value of the backward block
   /// at depth k, stands for; null if none (a gradient, a clone).
   Value fwdOf(unsigned k, Value b);
-  /// Drops the captures of the parents' backward layers that nothing reads
+  /// Drops the captures of the parents' backward ops that nothing reads
   /// any more (innermost first), then the parents' saves that nothing reads
   /// (outermost first).
   void pruneParents();
   Block &bwdBlock(unsigned k) {
-    return k ? *parents[k - 1].second.getBodyBlock() : step.getBody().front();
+    return k ? parents[k - 1].second->getRegion(0).front() : step.getBody().front();
   }
 
   JobOp job;
@@ -253,26 +283,44 @@ Value Checkpointer::toBwd(unsigned k, Value v) {
     OpBuilder b = OpBuilder::atBlockBegin(&body);
     return b.clone(*def, map)->getResult(0);
   }
-  LayerOp fp = parents[k - 1].first;
-  Value outer;
+  Operation *&fp = parents[k - 1].first;
+  Block &fwdBody = fp->getRegion(0).front();
   auto arg = dyn_cast<BlockArgument>(v);
-  if (arg && arg.getOwner() == fp.getBodyBlock()) {
-    outer = fp.getOperand(arg.getArgNumber());
-  } else {
-    // Saved by the forward layer (already, or from now on).
-    Operation *yield = fp.getBodyBlock()->getTerminator();
-    unsigned numOut = fp.getNumResults() - fp.getNumSaved();
-    SmallVector<Value> saved(yield->getOperands().drop_front(numOut));
-    auto it = llvm::find(saved, v);
-    if (it == saved.end()) {
-      saved.push_back(v);
-      fp = parents[k - 1].first = cast<LayerOp>(setSaved(fp, saved));
-      it = saved.end() - 1;
+  if (auto repeat = dyn_cast<RepeatOp>(fp)) {
+    auto rb = cast<RepeatOp>(parents[k - 1].second);
+    unsigned firstInvariant = 1 + rb.getIter().size();
+    SmallVector<Value> invariant(rb.getInvariant());
+    if (v == repeat.getInductionVar())
+      return body.getArgument(0);
+    bool isInvariant = arg && arg.getOwner() == &fwdBody &&
+                       arg.getArgNumber() >= 1 + repeat.getIter().size();
+    Value outer = isInvariant
+                      ? repeat.getInvariant()[arg.getArgNumber() - 1 - repeat.getIter().size()]
+                      : saveOf(fp, v);
+    Value o = toBwd(k - 1, outer);
+    auto it = llvm::find(invariant, o);
+    unsigned at = it - invariant.begin();
+    if (it == invariant.end()) {
+      // Stacked saves go first, forward invariants last (training-ir.md).
+      at = isInvariant ? invariant.size() : 0;
+      invariant.insert(invariant.begin() + at, o);
+      body.insertArgument(firstInvariant + at, o.getType(), o.getLoc());
+      parents[k - 1].second = withInvariants(rb, invariant);
     }
-    outer = fp.getResult(numOut + (it - saved.begin()));
+    BlockArgument a = body.getArgument(firstInvariant + at);
+    if (isInvariant)
+      return a;
+    for (Operation *user : a.getUsers())
+      if (auto get = dyn_cast<StackGetOp>(user); get && get.getIndex() == body.getArgument(0))
+        return get.getResult();
+    OpBuilder b = OpBuilder::atBlockBegin(&body);
+    return b.create<StackGetOp>(v.getLoc(), a, body.getArgument(0)).getResult();
   }
+  auto layer = cast<LayerOp>(fp);
+  Value outer = arg && arg.getOwner() == &fwdBody ? layer.getOperand(arg.getArgNumber())
+                                                  : saveOf(fp, v);
   Value o = toBwd(k - 1, outer);
-  LayerOp bp = parents[k - 1].second;
+  auto bp = cast<LayerOp>(parents[k - 1].second);
   SmallVector<Value> operands(bp.getInputs());
   if (auto it = llvm::find(operands, o); it != operands.end())
     return body.getArgument(it - operands.begin());
@@ -286,26 +334,73 @@ Value Checkpointer::fwdOf(unsigned k, Value b) {
   if (k == 0)
     return b;
   auto [fp, bp] = parents[k - 1];
-  auto arg = dyn_cast<BlockArgument>(b);
-  if (!arg || arg.getOwner() != bp.getBodyBlock())
+  Block &body = bwdBlock(k);
+  Block &fwdBody = fp->getRegion(0).front();
+  unsigned numOut = fp->getNumResults() - numSaved(fp);
+  if (auto repeat = dyn_cast<RepeatOp>(fp)) {
+    auto rb = cast<RepeatOp>(bp);
+    unsigned firstInvariant = 1 + rb.getIter().size();
+    if (b == body.getArgument(0))
+      return repeat.getInductionVar();
+    bool stacked = false;
+    if (auto get = b.getDefiningOp<StackGetOp>();
+        get && get->getBlock() == &body && get.getIndex() == body.getArgument(0)) {
+      b = get.getStack();
+      stacked = true;
+    }
+    auto arg = dyn_cast<BlockArgument>(b);
+    if (!arg || arg.getOwner() != &body || arg.getArgNumber() < firstInvariant)
+      return {};
+    Value outer = fwdOf(k - 1, rb.getInvariant()[arg.getArgNumber() - firstInvariant]);
+    if (!outer)
+      return {};
+    if (!stacked) {
+      for (auto [in, a] : llvm::zip(repeat.getInvariant(), repeat.getInvariantArgs()))
+        if (in == outer)
+          return a;
+      return {};
+    }
+    if (auto r = dyn_cast<OpResult>(outer);
+        r && r.getOwner() == fp && r.getResultNumber() >= numOut)
+      return fwdBody.getTerminator()->getOperand(r.getResultNumber());
     return {};
-  Value outer = fwdOf(k - 1, bp.getOperand(arg.getArgNumber()));
+  }
+  auto arg = dyn_cast<BlockArgument>(b);
+  if (!arg || arg.getOwner() != &body)
+    return {};
+  Value outer = fwdOf(k - 1, bp->getOperand(arg.getArgNumber()));
   if (!outer)
     return {};
-  for (auto [in, a] : llvm::zip(fp.getInputs(), fp.getBodyBlock()->getArguments()))
+  for (auto [in, a] : llvm::zip(fp->getOperands(), fwdBody.getArguments()))
     if (in == outer)
       return a;
-  unsigned numOut = fp.getNumResults() - fp.getNumSaved();
   if (auto r = dyn_cast<OpResult>(outer);
       r && r.getOwner() == fp && r.getResultNumber() >= numOut)
-    return fp.getBodyBlock()->getTerminator()->getOperand(r.getResultNumber());
+    return fwdBody.getTerminator()->getOperand(r.getResultNumber());
   return {};
 }
 
 void Checkpointer::pruneParents() {
   for (unsigned k = parents.size(); k >= 1; --k) {
-    LayerOp bp = parents[k - 1].second;
-    Block &body = *bp.getBodyBlock();
+    Block &body = bwdBlock(k);
+    if (auto rb = dyn_cast<RepeatOp>(parents[k - 1].second)) {
+      for (Operation &op : llvm::make_early_inc_range(body))
+        if (isa<StackGetOp>(op) && op.use_empty())
+          op.erase();
+      unsigned firstInvariant = 1 + rb.getIter().size();
+      SmallVector<Value> invariant(rb.getInvariant());
+      bool changed = false;
+      for (int i = int(invariant.size()) - 1; i >= 0; --i)
+        if (body.getArgument(firstInvariant + i).use_empty() && fwdOf(k - 1, invariant[i])) {
+          body.eraseArgument(firstInvariant + i);
+          invariant.erase(invariant.begin() + i);
+          changed = true;
+        }
+      if (changed)
+        parents[k - 1].second = withInvariants(rb, invariant);
+      continue;
+    }
+    auto bp = cast<LayerOp>(parents[k - 1].second);
     SmallVector<Value> operands(bp.getInputs());
     bool changed = false;
     for (int i = int(operands.size()) - 1; i >= 0; --i)
@@ -318,14 +413,14 @@ void Checkpointer::pruneParents() {
       parents[k - 1].second = withOperands(bp, operands);
   }
   for (auto &[fp, bp] : parents) {
-    Operation *yield = fp.getBodyBlock()->getTerminator();
-    unsigned numOut = fp.getNumResults() - fp.getNumSaved();
+    Operation *yield = fp->getRegion(0).front().getTerminator();
+    unsigned numOut = fp->getNumResults() - numSaved(fp);
     SmallVector<Value> kept;
     for (OpResult r : fp->getResults().drop_front(numOut))
       if (!r.use_empty())
         kept.push_back(yield->getOperand(r.getResultNumber()));
-    if (kept.size() != unsigned(fp.getNumSaved()))
-      fp = cast<LayerOp>(setSaved(fp, kept));
+    if (kept.size() != unsigned(numSaved(fp)))
+      fp = setSaved(fp, kept);
   }
 }
 
@@ -362,13 +457,13 @@ LogicalResult Checkpointer::checkpoint(StringRef path) {
                         "frozen or do not reach the loss), so it saves nothing to recompute";
     if (k + 1 == parts.size())
       break;
-    if (isa<RepeatOp>(f))
-      return error() << "checkpoint: '" << path << "' is inside the repeat '" << part
-                     << "'; checkpointing an instance inside a repeat is not implemented yet "
-                        "(checkpoint the repeat)";
-    parents.push_back({cast<LayerOp>(f), cast<LayerOp>(bwd)});
-    block = cast<LayerOp>(f).getBodyBlock();
+    parents.push_back({f, bwd});
+    block = &f->getRegion(0).front();
   }
+  if (isa<RepeatOp>(f) && llvm::any_of(parents, [](auto &p) { return isa<RepeatOp>(p.first); }))
+    return error() << "checkpoint: '" << path
+                   << "' is a repeat inside a repeat; nested repeats are not supported by "
+                      "training yet";
   if (numSaved(f) == 0)
     return success(); // nothing saved, nothing to recompute
   if (auto layer = dyn_cast<LayerOp>(f))

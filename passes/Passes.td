@@ -72,8 +72,8 @@ def CheckpointActivationsPass : Pass<"bmb-checkpoint-activations", "::mlir::Modu
     repeat recomputes iteration i at the start of its reverse iteration i
     (rolled). The clone keeps dropout ids and layers, so gradients are
     bitwise those of the program without checkpointing. A nested instance
-    (inside layers) is captured and saved through its parents. A path
-    without a backward (frozen, or not on the loss's path), an instance
+    (`bert.enc`, `h.attn`) is saved and captured through its parents. A
+    path without a backward (frozen, or not on the loss's path), a repeat
     inside a repeat and a shared instance are errors at the setting.
   }];
 }

@@ -215,3 +215,47 @@ bmb.model @Nested layer "Nested" {
   }
 }
 bmb.job @train train for @Nested {batch = 2 : i64, checkpoint = "mlp.fc", seq = 4 : i64}
+
+// -----
+
+// An instance inside a repeat (`checkpoint = "h.fc"`: selective
+// checkpointing): the repeat no longer stacks fc's pre-activation (2 stacked
+// saves -> 1, the iteration's input, which fc's backward reads), and fc's
+// backward recomputes it in each reverse iteration.
+// SAVED: bmb.repeat 2 "h" layer "Block" iter(%{{.*}}) {num_saved = 2 : i64}
+// CHECK-LABEL: func.func @train_step
+// CHECK:         %[[FWD:.*]]:2 = bmb.repeat 2 "h" layer "Block" iter(%{{.*}}) {num_saved = 1 : i64}
+// CHECK:           bmb.layer "fc" layer "Linear" (%{{.*}}, %{{.*}}) : (tensor<2x4x8xf32>, index) -> tensor<2x4x8xf32> {
+// CHECK:         bmb.repeat 2 "h" layer "Block" reverse iter(%{{.*}}) invariant(%[[FWD]]#1) : (tensor<2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x4x8xf32> {
+// CHECK-NEXT:    ^bb0(%[[RI:[a-z0-9]+]]: index, %{{.*}}: tensor<2x4x8xf32>, %[[S:[a-z0-9]+]]: tensor<2x2x4x8xf32>):
+// CHECK-NEXT:      %[[X:.*]] = bmb.stack_get %[[S]][%[[RI]]]
+// CHECK-NEXT:      bmb.layer "fc" layer "Linear" backward (%[[X]], %[[RI]], %{{.*}})
+// CHECK-NEXT:      ^bb0(%[[V:[a-z0-9]+]]: tensor<2x4x8xf32>, %[[J:[a-z0-9]+]]: index, %[[G:[a-z0-9]+]]: tensor<2x4x8xf32>):
+// CHECK-NEXT:        %[[W:.*]] = bmb.param_get @h.fc.w[%[[J]]]
+// CHECK-NEXT:        %[[H:.*]] = bmb.linear %[[V]], %[[W]]
+// CHECK-NEXT:        bmb.act_grad gelu_tanh %[[H]], %[[G]]
+bmb.model @Stack layer "Stack" {
+  bmb.param @wte.w : tensor<16x8xf32> init normal(0.02)
+  bmb.param @h.fc.w : tensor<2x8x8xf32> init normal(0.02) stacked 1
+
+  func.func @loss(%tokens: tensor<2x4xi32> {bmb.name = "tokens"}, %targets: tensor<2x4xi32> {bmb.name = "targets"}) -> tensor<f32> {
+    %wte = bmb.param_get @wte.w : tensor<16x8xf32>
+    %x = bmb.embedding %tokens, %wte : (tensor<2x4xi32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+    %y = bmb.repeat 2 "h" layer "Block" iter(%x) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    ^bb0(%i: index, %a: tensor<2x4x8xf32>):
+      %f = bmb.layer "fc" layer "Linear" (%a, %i) : (tensor<2x4x8xf32>, index) -> tensor<2x4x8xf32> {
+      ^bb0(%v: tensor<2x4x8xf32>, %j: index):
+        %w = bmb.param_get @h.fc.w[%j] : tensor<8x8xf32>
+        %h = bmb.linear %v, %w : (tensor<2x4x8xf32>, tensor<8x8xf32>) -> tensor<2x4x8xf32>
+        %g = bmb.gelu %h approximate tanh : tensor<2x4x8xf32>
+        bmb.yield %g : tensor<2x4x8xf32>
+      }
+      bmb.yield %f : tensor<2x4x8xf32>
+    }
+    %loss, %dlogits = bmb.fused_classifier %y, %wte, %targets
+        : (tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32>) -> (tensor<f32>, tensor<2x4x16xf32>)
+    return %loss : tensor<f32>
+  }
+}
+bmb.job @train train for @Stack {batch = 2 : i64, checkpoint = "h.fc", seq = 4 : i64}
+

@@ -588,13 +588,7 @@ LogicalResult Checkpointer::checkpointRepeat(RepeatOp f, RepeatOp bwd) {
     invariant.erase(invariant.begin() + i);
   }
   trimUnread(clones);
-  b.setInsertionPoint(bwd);
-  auto next = b.create<RepeatOp>(bwd.getLoc(), bwd.getResultTypes(), bwd.getCountAttr(),
-                                 bwd.getInstanceAttr(), bwd.getLayerAttr(), bwd.getIter(),
-                                 invariant, IntegerAttr(), b.getUnitAttr());
-  next.getBody().takeBody(bwd.getBody());
-  bwd.replaceAllUsesWith(next.getResults());
-  bwd.erase();
+  withInvariants(bwd, invariant);
   pruneParents();
   SmallVector<Value> kept;
   for (Value s : saves)

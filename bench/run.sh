@@ -3,6 +3,8 @@
 # (default: all), each with Debian's /usr/bin/python3 and the path of a JSONL
 # results file as its argument. Builds bmb first (scripts/build.sh).
 # Results: $BMB_BUILD_DIR/bench/results-<time>.jsonl (default build/bench/).
+# `bench/run.sh checkpoint`: GPT-2 small training (train/'s job) with and
+# without activation checkpointing: planned activations, peak RSS, step time.
 # Not a test: nothing here fails on a slow figure.
 set -euo pipefail
 # shellcheck source=scripts/common.sh

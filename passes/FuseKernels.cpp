@@ -198,9 +198,14 @@ Value buildScalar(OpBuilder &b, Location loc, StringRef kind, ValueRange in, Flo
   Value half = b.create<arith::MulFOp>(loc, cst(0.5), x);
   Value phi;
   if (kind == "gelu_tanh") {
-    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-    Value x3 = b.create<arith::MulFOp>(loc, x, b.create<arith::MulFOp>(loc, x, x));
-    Value inner = b.create<arith::AddFOp>(loc, x, b.create<arith::MulFOp>(loc, cst(0.044715), x3));
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), multiplied in the
+    // order of bmrt::gelu_tanh (((0.044715 x) x) x): a GEMM epilogue and a
+    // generated kernel then give the same bits, so which one fusion picks
+    // (it depends on who else reads the pre-activation, e.g. a save that
+    // activation checkpointing removes) does not change the result.
+    Value cubic = b.create<arith::MulFOp>(
+        loc, b.create<arith::MulFOp>(loc, b.create<arith::MulFOp>(loc, cst(0.044715), x), x), x);
+    Value inner = b.create<arith::AddFOp>(loc, x, cubic);
     phi = b.create<math::TanhOp>(loc, b.create<arith::MulFOp>(loc, cst(0.7978845608028654), inner));
   } else {
     // gelu_erf: 0.5 x (1 + erf(x / sqrt(2)))

@@ -518,10 +518,10 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
                          "(bmb-train-pipeline)");
   // Settings this lowering cannot honour yet are errors, not ignored knobs.
   DictionaryAttr settings = job.getSettings();
-  for (const char *key : {"checkpoint", "offload"})
-    if (settings.get(key))
-      return job.emitError("`") << key << "` is not implemented yet for training; remove it "
-                                          "(docs/distributed.md lists what is)";
+  if (settings.get("offload"))
+    return emitError(settingLoc(job, "offload"),
+                     "`offload` is not implemented yet for training; remove it "
+                     "(docs/distributed.md lists what is)");
   if (auto p = settings.getAs<StringAttr>("precision");
       p && !llvm::is_contained({"fp32", "fp64"}, p.getValue()))
     return emitError(settingLoc(job, "precision"), "precision = ")

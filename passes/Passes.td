@@ -61,6 +61,23 @@ def AutodiffPass : Pass<"bmb-autodiff", "::mlir::ModuleOp"> {
   }];
 }
 
+def CheckpointActivationsPass : Pass<"bmb-checkpoint-activations", "::mlir::ModuleOp"> {
+  let summary = "Recomputes the forward of checkpointed layer instances in their backward";
+  let description = [{
+    For each layer instance named by the train job's `checkpoint` setting
+    (dotted paths), after bmb-autodiff: the forward `bmb.layer` saves
+    nothing and its backward takes the forward's inputs and recomputes the
+    saved values from a clone of the forward body; a forward `bmb.repeat`
+    saves only each iteration's carried inputs (stacked) and the reverse
+    repeat recomputes iteration i at the start of its reverse iteration i
+    (rolled). The clone keeps dropout ids and layers, so gradients are
+    bitwise those of the program without checkpointing. A nested instance
+    (`bert.enc`, `h.attn`) is saved and captured through its parents. A
+    path without a backward (frozen, or not on the loss's path), a repeat
+    inside a repeat and a shared instance are errors at the setting.
+  }];
+}
+
 def InsertOptimizerPass : Pass<"bmb-insert-optimizer", "::mlir::ModuleOp"> {
   let summary = "Adds @optimizer_step from the train job's optimizer settings";
   let description = [{
@@ -94,7 +111,7 @@ def ZeroPass : Pass<"bmb-zero", "::mlir::ModuleOp"> {
     all-reduce buckets by one `bmb.grad_reduce_scatter` of the flat
     trainable group and ends the step with `bmb.param_all_gather`: each rank
     clips and updates its own partition and keeps only its partition's
-    optimizer state. `zero = 0` (or none) changes nothing; 2, 3 and `auto`
+    optimizer state. `zero = 0` (or none) changes nothing; 2 and 3 (and `auto`, which bmbc resolves first)
     are errors at the setting (not implemented yet).
   }];
 }

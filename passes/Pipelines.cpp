@@ -25,6 +25,7 @@ void mlir::bmb::populateInferPipeline(OpPassManager &pm) {
 void mlir::bmb::populateAutodiffPipeline(OpPassManager &pm) {
   pm.addPass(createAttachLossPass());
   pm.addPass(createAutodiffPass());
+  pm.addPass(createCheckpointActivationsPass());
   pm.addPass(createInsertOptimizerPass());
   pm.addPass(createDataParallelPass());
   pm.addPass(createZeroPass());
@@ -44,8 +45,8 @@ void mlir::bmb::populateTrainPipeline(OpPassManager &pm) {
 void mlir::bmb::registerBmbPipelines() {
   PassPipelineRegistration<>(
       "bmb-train-pipeline",
-      "A train job: frontend, bmb-attach-loss, bmb-autodiff, bmb-insert-optimizer, "
-      "bmb-data-parallel, bmb-zero, "
+      "A train job: frontend, bmb-attach-loss, bmb-autodiff, bmb-checkpoint-activations, "
+      "bmb-insert-optimizer, bmb-data-parallel, bmb-zero, "
       "bmb-lower-to-exec, canonicalize, bmb-fuse-kernels, bmb-verify-async, bmb-plan-memory, "
       "bmb-prepare-for-emission",
       [](OpPassManager &pm) { populateTrainPipeline(pm); });

@@ -21,8 +21,8 @@ void populateFrontendPipeline(OpPassManager &pm);
 void populateInferPipeline(OpPassManager &pm);
 
 /// The training passes on `bmb` (docs/training-ir.md): bmb-attach-loss,
-/// bmb-autodiff, bmb-insert-optimizer. The train pipeline runs them after
-/// the frontend pipeline and before the lowering.
+/// bmb-autodiff, bmb-checkpoint-activations, bmb-insert-optimizer. The train
+/// pipeline runs them after the frontend pipeline and before the lowering.
 void populateAutodiffPipeline(OpPassManager &pm);
 
 /// A train job: the frontend pipeline, the autodiff pipeline (loss,

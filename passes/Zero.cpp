@@ -13,8 +13,8 @@
 // in place of the all-reduce buckets: the same sums for half the traffic of
 // an all-reduce's reduce-scatter + all-gather of gradients, and 1/N of the
 // optimizer state per rank. Stages 2 and 3 (gradients and params partitioned
-// during forward/backward) and `auto` are errors at the setting: not
-// implemented yet.
+// during forward/backward) are errors at the setting: not implemented yet.
+// `auto` is bmbc's to resolve before the pipeline (compiler/ZeroAuto.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Bmb/BmbOps.h"
@@ -52,6 +52,10 @@ struct ZeroPass : mlir::bmb::impl::ZeroPassBase<ZeroPass> {
     if (!setting)
       return success();
     auto stage = dyn_cast<IntegerAttr>(setting);
+    if (auto word = dyn_cast<StringAttr>(setting); word && word.getValue() == "auto")
+      return emitError(settingLoc(job, "zero"),
+                       "zero = auto is chosen by bmbc, which compiles each candidate plan "
+                       "(compiler/ZeroAuto.cpp); without bmbc set zero = 0 or 1");
     if (!stage)
       return emitError(settingLoc(job, "zero"), "zero = ")
              << setting << " is not implemented yet (zero = 0 and 1 are)";

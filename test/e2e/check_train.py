@@ -44,6 +44,15 @@ at (s * B + b) * T: tokens are its first T, targets its last T.
            straight vs 10 + --resume + 10 are bit-identical; (c) --threads 1
            and 2 log identical losses; (d) evaluation applies no dropout:
            --eval-only prints what NODROP_EXE prints.
+  checkpoint  EXE is PLAIN_EXE's job with `checkpoint = h` (bmb-checkpoint-
+           activations): one step's loss and gradients (also --accum 2)
+           and the weights and optimizer state after 3 steps are BITWISE
+           those of PLAIN_EXE (--seed 5: masks too, with dropout), and the
+           memory plan has fewer activation bytes (--info; with BMBC and
+           BMB_FILE also bmbc --stats of both jobs).
+
+usage of checkpoint: check_train.py checkpoint EXE CONFIG WORKDIR PLAIN_EXE
+                     [BMBC BMB_FILE]
 """
 
 import json
@@ -571,6 +580,96 @@ def check_dropout(fails, s, exe, nodrop_exe):
                 "evaluation differs with dropout: %r vs %r" % (out["dropout"], out["no dropout"]))
 
 
+def tensors_bitwise(a, b):
+    """Names whose tensors differ in any bit between safetensors files a, b
+    (or are in one only)."""
+    x, y = load_safetensors(a), load_safetensors(b)
+    bad = sorted(set(x) ^ set(y))
+    for n in sorted(set(x) & set(y)):
+        if x[n].dtype != y[n].dtype or x[n].shape != y[n].shape or \
+                x[n].tobytes() != y[n].tobytes():
+            bad.append(n)
+    return bad, len(x)
+
+
+def activation_bytes(fails, label, cmd, pattern):
+    """The activation bytes a command prints: the number after `pattern`'s
+    text in its first matching line (bmbc --stats: `activations of
+    forward_backward ... (N bytes)`; --info: `activations X MiB`)."""
+    import re
+    p = harness.run(cmd)
+    out = harness.text(p.stdout)
+    m = re.search(pattern, out)
+    if p.returncode != 0 or not m:
+        fails.add("%s: exit %s, no activation figure\n%s%s" % (
+            label, p.returncode, harness.tail(p.stdout), harness.tail(p.stderr)))
+        return None
+    return float(m.group(1))
+
+
+def check_checkpoint(fails, s, exe, plain_exe, bmbc=None, bmb_file=None):
+    d = DropoutSetup(s, 5)  # --seed 5 everywhere: the same masks if any
+    # (a) one step's gradients, one and two micro-batches.
+    for accum in (1, 2):
+        dumps = []
+        for label, e in (("plain", plain_exe), ("checkpoint", exe)):
+            dump = os.path.join(s.dir, "ckpt-grads-%s-%d.safetensors" % (label, accum))
+            log = os.path.join(s.dir, "ckpt-grads-%s-%d.jsonl" % (label, accum))
+            for f in (dump, log):
+                if os.path.exists(f):
+                    os.remove(f)
+            if not d.run(fails, "one step, --accum %d (%s)" % (accum, label), e, "--steps", 1,
+                         "--accum", accum, "--dump-grads", dump, "--log", log):
+                return
+            dumps.append((dump, logged(log)[0]["loss"]))
+        bad, n = tensors_bitwise(dumps[0][0], dumps[1][0])
+        print("checkpoint: --accum %d: loss %r vs %r, %d gradient tensors, %d differ"
+              % (accum, dumps[0][1], dumps[1][1], n, len(bad)))
+        fails.check(dumps[0][1] == dumps[1][1], "--accum %d: loss %r with checkpointing, %r "
+                    "without" % (accum, dumps[1][1], dumps[0][1]))
+        fails.check(n > 0 and not bad, "--accum %d: gradients differ with checkpointing: %s"
+                    % (accum, bad[:5]))
+    # (b) weights and optimizer state after 3 steps.
+    saved = []
+    for label, e in (("plain", plain_exe), ("checkpoint", exe)):
+        save = os.path.join(s.dir, "ckpt-steps-%s" % label)
+        shutil.rmtree(save, ignore_errors=True)
+        if not d.run(fails, "3 steps (%s)" % label, e, "--steps", 3, "--save", save):
+            return
+        saved.append(latest(save))
+    files = sorted(f for f in os.listdir(saved[0]) if f.endswith(".safetensors"))
+    fails.check("model.safetensors" in files, "no model.safetensors in %s" % saved[0])
+    for f in files:
+        bad, n = tensors_bitwise(os.path.join(saved[0], f), os.path.join(saved[1], f))
+        print("checkpoint: after 3 steps, %s: %d tensors, %d differ" % (f, n, len(bad)))
+        fails.check(not bad, "after 3 steps, %s differs with checkpointing: %s" % (f, bad[:5]))
+    # (c) fewer activation bytes in the memory plan.
+    info = {}
+    for label, e in (("plain", plain_exe), ("checkpoint", exe)):
+        info[label] = activation_bytes(fails, "--info (%s)" % label, [e, "--info"],
+                                       r"activations ([0-9.]+) MiB")
+    if None not in info.values():
+        print("checkpoint: --info activations %.2f MiB without, %.2f MiB with"
+              % (info["plain"], info["checkpoint"]))
+        fails.check(info["checkpoint"] < info["plain"], "checkpointing does not shrink the "
+                    "activations (--info): %s" % info)
+    if bmbc:
+        stats = {}
+        for label, e in (("plain", plain_exe), ("checkpoint", exe)):
+            p = harness.run([e, "--info"], quiet=True)
+            job = harness.text(p.stdout).split("job: ", 1)[-1].split()[0]
+            stats[label] = activation_bytes(
+                fails, "bmbc --stats (%s)" % label,
+                [bmbc, bmb_file, "--job", job, "-I", os.path.join(HERE, "..", ".."), "--stats"],
+                r"activations of forward_backward .*\(([0-9]+) bytes\)")
+        if None not in stats.values():
+            print("checkpoint: bmbc --stats forward_backward activations %d bytes without, "
+                  "%d with (%.2fx)" % (stats["plain"], stats["checkpoint"],
+                                      stats["plain"] / stats["checkpoint"]))
+            fails.check(stats["checkpoint"] < stats["plain"], "checkpointing does not shrink "
+                        "the activations (bmbc --stats): %s" % stats)
+
+
 def main(argv):
     if len(argv) < 4:
         harness.die(__doc__.strip().splitlines()[2])
@@ -602,6 +701,10 @@ def main(argv):
         if len(argv) < 5:
             harness.die("dropout needs NODROP_EXE")
         check_dropout(fails, s, exe, argv[4])
+    elif mode == "checkpoint":
+        if len(argv) < 5:
+            harness.die("checkpoint needs PLAIN_EXE")
+        check_checkpoint(fails, s, exe, argv[4], *argv[5:7])
     else:
         harness.die("unknown mode %r" % mode)
     return fails.exit_code()

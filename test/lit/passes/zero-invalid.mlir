@@ -21,7 +21,7 @@ bmb.model @M layer "M" {
     return
   }
 }
-// expected-error @below {{zero = "auto" is not implemented yet (zero = 0 and 1 are)}}
+// expected-error @below {{zero = auto is chosen by bmbc, which compiles each candidate plan (compiler/ZeroAuto.cpp); without bmbc set zero = 0 or 1}}
 bmb.job @train train for @M {zero = "auto"}
 
 // -----

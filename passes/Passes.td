@@ -111,8 +111,9 @@ def ZeroPass : Pass<"bmb-zero", "::mlir::ModuleOp"> {
     all-reduce buckets by one `bmb.grad_reduce_scatter` of the flat
     trainable group and ends the step with `bmb.param_all_gather`: each rank
     clips and updates its own partition and keeps only its partition's
-    optimizer state. `zero = 0` (or none) changes nothing; 2 and 3 (and `auto`, which bmbc resolves first)
-    are errors at the setting (not implemented yet).
+    optimizer state. `zero = 0` (or none) changes nothing; 2 and 3 are
+    errors at the setting (not implemented yet), and so is `auto`, which
+    bmbc resolves before the pipeline runs.
   }];
 }
 

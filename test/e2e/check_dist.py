@@ -5,7 +5,8 @@ usage: check_dist.py MODE EXEDIR WORKDIR
 
 EXEDIR holds the executables of test/e2e/dist.bmb's jobs (JOBS below): GPT-2
 nano with residual dropout (so the micro-batch keys of the masks matter),
-plain data parallelism (dist_z0) and ZeRO-1 (dist_z1). Every run starts
+plain data parallelism (dist_z0) and ZeRO-1 (dist_z1), each also with every
+Block checkpointed (_ckpt: recomputed in backward). Every run starts
 from the same fresh parameters (--seed), reads a token file of uniform
 random ids written here, runs with --deterministic and one thread per rank
 (2 cores: 4 ranks must fit), and logs every step's loss with 17 digits.
@@ -45,7 +46,7 @@ sys.path.insert(0, HERE)
 import harness  # noqa: E402
 import tokfile  # noqa: E402
 
-JOBS = ["dist_z0", "dist_z1"]
+JOBS = ["dist_z0", "dist_z1", "dist_z0_ckpt", "dist_z1_ckpt"]
 VOCAB = 512
 STEPS = 20
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",

@@ -92,6 +92,42 @@ class Dist:
         losses = [json.loads(l)["loss"] for l in open(log)] if os.path.exists(log) else []
         return losses, out, p
 
+    def run_tcp(self, name, job, ranks, *args, timeout=300):
+        """As run(), the ranks started by hand with torchrun-style variables
+        (the TCP backend) instead of mpirun; returns (losses, dir)."""
+        import socket
+        with socket.socket() as s:  # a free port for rank 0 to listen on
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        out = os.path.join(self.dir, name)
+        shutil.rmtree(out, ignore_errors=True)
+        os.makedirs(out)
+        log = os.path.join(out, "log.jsonl")
+        procs = []
+        for r in range(ranks):
+            env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(ranks), MASTER_ADDR="127.0.0.1",
+                       MASTER_PORT=str(port), OMP_NUM_THREADS="1")
+            cmd = [self.exe(job), "--data", self.data, "--save", os.path.join(out, "ckpt"),
+                   "--log", log] + COMMON + list(args)
+            print("$ RANK=%d WORLD_SIZE=%d MASTER_PORT=%d " % (r, ranks, port) + " ".join(cmd),
+                  flush=True)
+            procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE))
+        failed = False
+        for r, p in enumerate(procs):
+            try:
+                _, err = p.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                _, err = p.communicate()
+            if p.returncode != 0:
+                failed = True
+                self.f.add("%s: rank %d exit %s\n%s" % (name, r, p.returncode,
+                                                       harness.tail(err, 10)))
+        if failed:
+            return None, out
+        return [json.loads(l)["loss"] for l in open(log)], out
+
     def model(self, out, step=STEPS):
         path = os.path.join(out, "ckpt", "step-%07d" % step, "model.safetensors")
         with open(path, "rb") as f:
@@ -120,6 +156,10 @@ def bitwise(d):
         for job in JOBS:
             l, o, _ = d.run("%s-np%d" % (job, n), job, n, "--accum", "1", "--steps", str(STEPS))
             d.same("%s on %d rank(s) vs one process --accum %d" % (job, n, n), ref, (l, o))
+    # torchrun-style launch (the TCP backend): one process per rank.
+    ref = d.run("ref-accum2b", "dist_z0", 0, "--accum", "2", "--steps", str(STEPS))[:2]
+    l, o = d.run_tcp("dist_z1-tcp2", "dist_z1", 2, "--accum", "1", "--steps", str(STEPS))
+    d.same("dist_z1 on 2 ranks over TCP (RANK/WORLD_SIZE) vs one process --accum 2", ref, (l, o))
     # Two micro-batches per rank: the same sum grouped per rank first.
     ref, _, _ = d.run("ref-accum4", "dist_z0", 0, "--accum", "4", "--steps", str(STEPS))
     got, _, _ = d.run("dist_z1-np2-accum2", "dist_z1", 2, "--accum", "2", "--steps", str(STEPS))

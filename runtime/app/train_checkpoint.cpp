@@ -260,7 +260,7 @@ std::string saveTrainCheckpoint(const std::string &dir, const ProgramInfo &progr
 }
 
 std::optional<ResumePoint> loadResumePoint(const std::string &dir, const ProgramInfo &program,
-                                           const Buffers &buf) {
+                                           const Buffers &buf, FILE *notes) {
   std::vector<std::string> candidates;
   std::string latestNote;
   const fs::path latest = fs::path(dir) / kLatest;
@@ -300,13 +300,13 @@ std::optional<ResumePoint> loadResumePoint(const std::string &dir, const Program
         loadOptimizerState((fs::path(path) / "optimizer.safetensors").string(), program, buf);
       }
       if (!skipped.empty())
-        std::fprintf(stderr, "note: resuming from %s, the newest complete checkpoint (%s)\n",
+        std::fprintf(notes, "note: resuming from %s, the newest complete checkpoint (%s)\n",
                      path.c_str(), skipped.c_str());
       return ResumePoint{path, s};
     } catch (const std::invalid_argument &e) {
       fail(e.what());
     } catch (const Error &e) {
-      std::fprintf(stderr, "warning: skipping checkpoint %s: %s\n", path.c_str(), e.what());
+      std::fprintf(notes, "warning: skipping checkpoint %s: %s\n", path.c_str(), e.what());
       if (skipped.empty())
         skipped = (i == 0 && fs::exists(latest) ? "latest pointed at " : "skipped ") + path +
                   ": " + e.what();

@@ -27,6 +27,7 @@
 #include "bmrt/tokens.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 
@@ -66,13 +67,14 @@ std::string saveTrainCheckpoint(const std::string &dir, const ProgramInfo &progr
 /// Loads the checkpoint to resume from in DIR into params and optimizer state
 /// and returns its state and directory; none when DIR has no checkpoint.
 /// Fails on a checkpoint of another model (param table hash) rather than
-/// falling back.
+/// falling back. Skipped checkpoints are reported on `notes` (each rank
+/// reads them; only rank 0 says so on stderr).
 struct ResumePoint {
   std::string path;
   TrainerState state;
 };
 std::optional<ResumePoint> loadResumePoint(const std::string &dir, const ProgramInfo &program,
-                                           const Buffers &buf);
+                                           const Buffers &buf, FILE *notes);
 
 /// --dump-grads: every param's gradient as a safetensors file, laid out like
 /// the params (Hugging Face names when the program has an "hf" map); frozen

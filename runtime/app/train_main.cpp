@@ -303,7 +303,7 @@ int TrainRun::run() {
 
   std::optional<ResumePoint> resumed;
   if (flags_.resume) {
-    resumed = loadResumePoint(*flags_.save, program_, buf);
+    resumed = loadResumePoint(*flags_.save, program_, buf, out_);
     if (!resumed)
       std::fprintf(out_, "note: --resume: no checkpoint in %s yet; starting afresh\n",
                    flags_.save->c_str());

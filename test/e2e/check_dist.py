@@ -29,6 +29,8 @@ random ids written here, runs with --deterministic and one thread per rank
   failure  a rank that stops (SIGSTOP) makes the others fail within
            --comm-timeout with a message naming the collective; a rank that
            is killed ends the job with a non-zero status; neither hangs.
+           SIGTERM to mpirun stops every rank after the same step with a
+           complete checkpoint, which resumes.
            --dump-grads under mpirun, and a resume whose global batch
            cannot be kept, are usage errors (exit 2).
 """
@@ -276,6 +278,34 @@ def failure(d):
             d.f.add("a killed rank made the job hang for 60 s")
     else:
         p.kill()
+    # SIGTERM to mpirun, which forwards it: the ranks agree on the step to
+    # stop after, save a complete ZeRO-1 checkpoint, and it resumes.
+    out = os.path.join(d.dir, "sigterm")
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = ["mpirun", "-np", "2", d.exe("dist_z1"), "--data", d.data, "--steps", "100000",
+           "--save", os.path.join(out, "ckpt"), "--rank-logs", os.path.join(out, "logs")] + COMMON
+    print("$ " + " ".join(cmd), flush=True)
+    p = subprocess.Popen(cmd, env=d.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if d.f.check(rank1_pid(os.path.join(out, "logs")) is not None,
+                 "SIGTERM: rank 1 never logged its first step"):
+        p.send_signal(signal.SIGTERM)
+    try:
+        _, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        d.f.add("SIGTERM: the job did not stop within 60 s")
+        return
+    err = harness.text(err)
+    saved = [l for l in err.splitlines() if l.startswith("stopped by SIGTERM")]
+    print("SIGTERM: exit %s; %s" % (p.returncode, saved[0] if saved else "no stop message"))
+    if d.f.check(saved, "SIGTERM: no 'stopped by SIGTERM ... saved' line:\n" + harness.tail(err)):
+        step = saved[0].split("after step ")[1].split(";")[0]
+        ck = os.path.join(out, "ckpt", "step-%07d" % int(step))
+        files = sorted(os.listdir(ck)) if os.path.isdir(ck) else []
+        d.f.check("trainer_state.json" in files and
+                  "optimizer-00001-of-00002.safetensors" in files,
+                  "SIGTERM: the checkpoint of step %s is incomplete: %s" % (step, files))
+        _, _, p = d.run("sigterm", "dist_z1", 2, "--resume", "--steps", str(int(step) + 2))
     # Usage errors.
     _, _, p = d.run("usage-dump", "dist_z0", 2, "--steps", "1", "--dump-grads", "g.safetensors",
                     expect=2)

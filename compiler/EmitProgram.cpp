@@ -403,10 +403,15 @@ void Emitter::emitParamTable() {
          << llvm::formatv("{0:e}", init.getAs<FloatAttr>("a").getValueAsDouble()).str() << ", "
          << llvm::formatv("{0:e}", init.getAs<FloatAttr>("b").getValueAsDouble()).str();
     }
+    bool delta = p->hasAttr("bmb.delta"); // bmb-insert-deltas' params
     if (train)
       os << ", " << (p.getGradOffset() ? static_cast<int64_t>(*p.getGradOffset()) : -1) << ", "
          << (p.getOptOffset() ? static_cast<int64_t>(*p.getOptOffset()) : -1) << ", "
          << (p.getDecay() ? "true" : "false");
+    else if (delta && init)
+      os << ", -1, -1, false";
+    if (delta && (train || init))
+      os << ", true";
     os << "},\n";
   }
   os << "};\n\n";

@@ -204,8 +204,11 @@ int InferRun::run() {
   const Buffers &buf = buffers.get();
   if (flags_.init)
     initParams(program_, buf.params, *flags_.init);
-  else
-    loadCheckpoint(checkpoint, program_, buf.params);
+  else if (LoadReport r = loadCheckpoint(checkpoint, program_, buf.params);
+           !r.freshDeltas.empty())
+    fail(checkpoint + ": no delta tensor '" + r.freshDeltas[0] + "' (" +
+         std::to_string(r.freshDeltas.size()) +
+         " missing): the job's delta needs the checkpoint its train job saved");
   if (flags_.save) {
     saveCheckpoint(*flags_.save, program_, buf.params,
                    flags_.saveNames ? flags_.saveNames->c_str() : nullptr);

@@ -21,6 +21,7 @@ struct LoadReport {
   std::string file;     // the file(s) read
   std::string nameMap;  // "" (our names) or the map's name ("hf")
   int64_t tensors = 0;  // tensors read
+  std::vector<std::string> freshDeltas; // delta params the file lacks (left as they were)
 };
 
 /// `path`: a .safetensors file, or a directory holding model.safetensors (or

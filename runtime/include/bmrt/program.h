@@ -46,6 +46,9 @@ struct ParamInfo {
                            // run (= gradOffset; Partition says where slot k
                            // starts); -1: no optimizer state
   bool decay = false;      // AdamW applies weight decay to it
+  bool delta = false;      // added by delta tuning (bmb-insert-deltas): saved under
+                           // our name beside any name map; a checkpoint without it
+                           // leaves it at its declared initializer (LoadReport::freshDeltas)
 };
 
 /// One rule of a checkpoint name map (declared in the .bmb file with
@@ -244,6 +247,9 @@ int train_main(int argc, char **argv, const ProgramInfo &program);
 /// values do not depend on thread count or machine. Fails if a parameter has
 /// no declared initializer.
 void initParams(const ProgramInfo &program, void *params, uint64_t seed);
+/// The same for the delta params only (ParamInfo::delta): before loading a
+/// backbone checkpoint that lacks them.
+void initDeltaParams(const ProgramInfo &program, void *params, uint64_t seed);
 
 /// The infer executable's main (runtime/app): parses flags, loads the
 /// checkpoint and tokenizer, runs prefill/decode, samples, streams.

@@ -1,0 +1,288 @@
+#!/usr/bin/env python3
+"""Delta tuning (bmb-insert-deltas) against a torch reference assembled here.
+
+usage: check_delta.py KIND EXE WORKDIR [INFER_EXE]
+
+KIND is lora, adapter or bitfit; EXE the train executable of the job
+e2e_delta_KIND of test/e2e/train_delta.bmb (GPT-2 nano, settings in DELTAS
+below). PEFT is not installed, so the reference is transformers' GPT-2 with
+the delta written out in torch (forward hooks): LoRA adds
+(alpha/r) (x A^T) B^T to the q and v thirds of c_attn; adapters add
+up(gelu_tanh(down(y))) to the outputs of attn and mlp; BitFit trains the
+biases. Every check starts from hf_reference's GPT-2 nano (re-drawn
+weights) plus delta tensors drawn here (non-zero, so that every delta
+gradient is non-trivial), in one safetensors file: the backbone under its
+Hugging Face names, the deltas under ours (h.attn.q.lora_a, [layers, ...]).
+
+  1. one step (--dump-grads): the loss to 1e-5 and every delta param's
+     gradient to 1e-4 of the largest reference value, per tensor;
+  2. five AdamW steps (--save): every frozen tensor bit-identical to the
+     start, every trained one changed;
+  lora only:
+  3. from the bare backbone (no delta tensors in the file): the deltas start
+     from their initializers (B = 0), so the loss equals the backbone's;
+  4. INFER_EXE (the infer job with the same delta) on the checkpoint of 2:
+     its logits equal transformers' with the LoRA merged into the weights
+     (W_q += (alpha/r) B A) to 1e-5 relative; the file without its delta
+     tensors is refused.
+"""
+
+import os
+import shutil
+import sys
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import check_train  # noqa: E402
+import configs  # noqa: E402
+import harness  # noqa: E402
+import tokfile  # noqa: E402
+
+CONFIG = "gpt2-nano"
+B, T = 4, 64
+DELTAS = {
+    "lora": dict(rank=4, alpha=8.0, on=("q", "v")),
+    "adapter": dict(dim=8, on=("attn", "mlp")),
+    "bitfit": dict(),
+}
+THREADS = ["--threads", "2"]
+
+
+def save_file(tensors, path):
+    from safetensors.numpy import save_file as save
+    save({k: np.ascontiguousarray(v) for k, v in tensors.items()}, path,
+         metadata={"format": "pt"})
+
+
+class Setup:
+    def __init__(self, kind, workdir):
+        self.kind = kind
+        self.c = configs.get(CONFIG)
+        self.L, self.D = self.c["layers"], self.c["dim"]
+        self.dir = os.path.join(workdir, "delta-" + kind)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        os.makedirs(self.dir)
+        self.init = os.path.join(self.dir, "init")
+        check_train.init_model(self.c).save_pretrained(self.init, safe_serialization=True)
+        rng = np.random.default_rng(11)
+        self.ids = rng.integers(0, self.c["vocab"], 8 * B * T + 1).tolist()
+        self.data = os.path.join(self.dir, "data.tok")
+        tokfile.write(self.data, self.ids, self.c["vocab"])
+        self.backbone = check_train.load_safetensors(os.path.join(self.init, "model.safetensors"))
+        self.deltas = self.draw(np.random.default_rng(5))
+        self.start = os.path.join(self.dir, "start.safetensors")
+        save_file({**self.backbone, **self.deltas}, self.start)
+
+    def draw(self, rng):
+        L, D = self.L, self.D
+        d = DELTAS[self.kind]
+        n = lambda *shape: rng.normal(0.0, 0.3, shape).astype(np.float32)  # noqa: E731
+        out = {}
+        if self.kind == "lora":
+            for m in d["on"]:
+                out["h.attn.%s.lora_a" % m] = n(L, d["rank"], D)
+                out["h.attn.%s.lora_b" % m] = n(L, D, d["rank"])
+        elif self.kind == "adapter":
+            for m in d["on"]:
+                out["h.%s.adapter.down.w" % m] = n(L, d["dim"], D)
+                out["h.%s.adapter.down.b" % m] = n(L, d["dim"])
+                out["h.%s.adapter.up.w" % m] = n(L, D, d["dim"])
+                out["h.%s.adapter.up.b" % m] = n(L, D)
+        return out
+
+    def batch(self, step):
+        rows = [self.ids[(step * B + b) * T:(step * B + b) * T + T + 1] for b in range(B)]
+        w = torch.tensor(rows, dtype=torch.long)
+        return w[:, :T], w[:, 1:]
+
+    def run(self, fails, label, exe, load, *args):
+        cmd = [exe, "--load", load, "--data", self.data, "--order", "sequential",
+               "--val-fraction", "0"] + THREADS + [str(a) for a in args]
+        p = harness.run(cmd)
+        if p.returncode != 0:
+            fails.add("%s: exit %s\n%s" % (label, p.returncode, harness.tail(p.stderr)))
+            return None
+        return p
+
+
+def reference(s, deltas):
+    """transformers' GPT-2 with the deltas as torch leaves (hooks); returns
+    (model, {our name: leaf})."""
+    model = check_train.lm_class(s.c).from_pretrained(s.init).float()
+    model.config._attn_implementation = "eager"
+    model.train()
+    for p in model.parameters():
+        p.requires_grad_(s.kind == "bitfit" and p.dim() == 1 and not is_norm_weight(model, p))
+    leaves = {k: torch.tensor(v, requires_grad=True) for k, v in deltas.items()}
+    d, D = DELTAS[s.kind], s.D
+    for i, block in enumerate(model.transformer.h):
+        if s.kind == "lora":
+            scale = d["alpha"] / d["rank"]
+            parts = {m: (leaves["h.attn.%s.lora_a" % m], leaves["h.attn.%s.lora_b" % m])
+                     for m in d["on"]}
+
+            def lora(mod, inputs, out, i=i, parts=parts, scale=scale):
+                x = inputs[0]
+                q, k, v = out[..., :D], out[..., D:2 * D], out[..., 2 * D:]
+                add = lambda y, m: y if m not in parts else (  # noqa: E731
+                    y + scale * (x @ parts[m][0][i].T) @ parts[m][1][i].T)
+                return torch.cat([add(q, "q"), add(k, "k"), add(v, "v")], dim=-1)
+            block.attn.c_attn.register_forward_hook(lora)
+        elif s.kind == "adapter":
+            for m in d["on"]:
+                dw, db, uw, ub = (leaves["h.%s.adapter.%s" % (m, x)]
+                                  for x in ("down.w", "down.b", "up.w", "up.b"))
+
+                def adapter(mod, inputs, out, i=i, dw=dw, db=db, uw=uw, ub=ub):
+                    y = out[0] if isinstance(out, tuple) else out
+                    h = torch.nn.functional.gelu(y @ dw[i].T + db[i], approximate="tanh")
+                    y = y + h @ uw[i].T + ub[i]
+                    return (y,) + tuple(out[1:]) if isinstance(out, tuple) else y
+                getattr(block, m).register_forward_hook(adapter)
+    return model, leaves
+
+
+def is_norm_weight(model, p):
+    return any(p is m.weight for m in model.modules() if isinstance(m, torch.nn.LayerNorm))
+
+
+def check_step(fails, s, exe):
+    dump = os.path.join(s.dir, "grads.safetensors")
+    log = os.path.join(s.dir, "grads.jsonl")
+    if not s.run(fails, "one step with --dump-grads", exe, s.start, "--steps", 1,
+                 "--dump-grads", dump, "--log", log):
+        return
+    model, leaves = reference(s, s.deltas)
+    tokens, targets = s.batch(0)
+    loss = check_train.torch_loss(model, tokens, targets)
+    loss.backward()
+    ours_loss = check_train.logged(log)[0]["loss"]
+    err = abs(ours_loss - float(loss)) / abs(float(loss))
+    print("loss: ours %.7f, torch %.7f, rel %.2e" % (ours_loss, float(loss), err))
+    fails.check(err <= 1e-5, "loss %.7f vs torch %.7f (rel %.2e)" % (ours_loss, float(loss), err))
+    ours = check_train.load_safetensors(dump)
+    ref = {k: v.grad.double().numpy() for k, v in leaves.items()}
+    if s.kind == "bitfit":
+        ref = {n: p.grad.double().numpy() for n, p in model.named_parameters() if p.requires_grad}
+        fails.check(len(ref) == 6 * s.L + 1, "bitfit reference trains %d biases" % len(ref))
+    for name, g in sorted(ref.items()):
+        if name not in ours:
+            fails.add("--dump-grads has no %s" % name)
+            continue
+        e = harness.rel_err(ours[name].astype(np.float64), g)
+        print("%-32s %-14s rel %.2e" % (name, tuple(g.shape), e))
+        fails.check(e <= harness.TOL, "gradient of %s differs: %.2e" % (name, e))
+    # Frozen params get no gradient: the dump holds zeros for them.
+    for name, g in ours.items():
+        if name not in ref and name != "lm_head.weight":
+            fails.check(not np.any(g), "frozen %s has a non-zero gradient" % name)
+
+
+def check_frozen(fails, s, exe):
+    save = os.path.join(s.dir, "ckpt")
+    if not s.run(fails, "five steps and save", exe, s.start, "--steps", 5, "--save", save):
+        return None
+    ckpt = check_train.latest(save)
+    after = check_train.load_safetensors(os.path.join(ckpt, "model.safetensors"))
+    start = {**s.backbone, **s.deltas}
+    trained = set(s.deltas)
+    if s.kind == "bitfit":
+        trained = {n for n in s.backbone if n.endswith(".bias")}
+    same = changed = 0
+    for name, v in sorted(start.items()):
+        if name not in after:
+            if not name.endswith((".attn.bias", ".attn.masked_bias")):
+                fails.add("the checkpoint lacks %s" % name)
+            continue
+        identical = after[name].tobytes() == v.tobytes()
+        if name in trained:
+            changed += not identical
+            fails.check(not identical, "trained %s did not change in 5 steps" % name)
+        else:
+            same += identical
+            fails.check(identical, "frozen %s changed in 5 steps" % name)
+    print("after 5 steps: %d frozen tensors bit-identical, %d trained tensors changed"
+          % (same, changed))
+    size = os.path.getsize(os.path.join(ckpt, "model.safetensors"))
+    delta_bytes = sum(after[n].nbytes for n in trained if n in after)
+    print("delta tensors: %d bytes of %d (%.1f%% of the checkpoint)"
+          % (delta_bytes, size, 100.0 * delta_bytes / size))
+    return ckpt
+
+
+def check_fresh_lora(fails, s, exe):
+    log = os.path.join(s.dir, "fresh.jsonl")
+    p = s.run(fails, "one step from the bare backbone", exe, s.init, "--steps", 1, "--log", log)
+    if not p:
+        return
+    out = harness.text(p.stdout) + harness.text(p.stderr)
+    fails.check("4 fresh delta tensors" in out, "the banner does not report 4 fresh deltas")
+    model = check_train.lm_class(s.c).from_pretrained(s.init).float()
+    model.config._attn_implementation = "eager"
+    with torch.no_grad():
+        ref = float(check_train.torch_loss(model, *s.batch(0)))
+    ours = check_train.logged(log)[0]["loss"]
+    err = abs(ours - ref) / ref
+    print("fresh LoRA (B = 0): loss %.7f, backbone %.7f, rel %.2e" % (ours, ref, err))
+    fails.check(err <= 1e-5, "fresh LoRA changes the loss: %.7f vs %.7f" % (ours, ref))
+
+
+def check_merged_lora(fails, s, ckpt, infer_exe):
+    tensors = check_train.load_safetensors(os.path.join(ckpt, "model.safetensors"))
+    d, D = DELTAS["lora"], s.D
+    scale = d["alpha"] / d["rank"]
+    merged = {k: v.astype(np.float64) for k, v in tensors.items() if not k.startswith("h.")}
+    for i in range(s.L):
+        w = merged["transformer.h.%d.attn.c_attn.weight" % i]  # [in, 3 out]
+        for m, col in (("q", 0), ("v", 2)):
+            a = tensors["h.attn.%s.lora_a" % m][i].astype(np.float64)
+            b = tensors["h.attn.%s.lora_b" % m][i].astype(np.float64)
+            w[:, col * D:(col + 1) * D] += scale * (b @ a).T
+    cls = check_train.lm_class(s.c)
+    cfg = cls.config_class.from_pretrained(s.init)
+    cfg._attn_implementation = "eager"
+    model = cls(cfg).double().eval()
+    model.load_state_dict({k: torch.from_numpy(v) for k, v in merged.items()}, strict=False)
+    model.tie_weights()
+    prompt = s.ids[:16]
+    with torch.no_grad():
+        ref = model(input_ids=torch.tensor([prompt])).logits[0, -1].numpy()
+    out = os.path.join(s.dir, "infer-dump")
+    args = ["--prompt-ids", ",".join(map(str, prompt)), "--max-tokens", "1", "--sampling",
+            "greedy", "--ignore-eos", "--output", "ids", "--dump", out]
+    p = harness.run([infer_exe, "--load", ckpt] + args)
+    if p.returncode != 0:
+        fails.add("infer --load of the LoRA checkpoint: exit %s\n%s"
+                  % (p.returncode, harness.tail(p.stderr)))
+        return
+    ours = np.load(os.path.join(out, "step0000_logits.npy")).reshape(-1)
+    err = harness.rel_err(ours, ref)
+    print("LoRA inference (unmerged) vs transformers with the LoRA merged (float64): rel %.2e"
+          % err)
+    fails.check(err <= 1e-5, "unmerged LoRA logits differ from merged (rel %.2e)" % err)
+    p = harness.run([infer_exe, "--load", s.init] + args)
+    fails.check(p.returncode not in (0, None) and b"no delta tensor 'h.attn.q.lora_a'" in p.stderr,
+                "infer on a checkpoint without the deltas: exit %s, %s"
+                % (p.returncode, harness.tail(p.stderr, 2)))
+
+
+def main(argv):
+    if len(argv) < 3 or argv[0] not in DELTAS:
+        harness.die(__doc__.strip().splitlines()[2])
+    kind, exe, workdir = argv[:3]
+    fails = harness.Failures("check_delta.py " + kind)
+    s = Setup(kind, workdir)
+    check_step(fails, s, exe)
+    ckpt = check_frozen(fails, s, exe)
+    if kind == "lora":
+        check_fresh_lora(fails, s, exe)
+        if ckpt and len(argv) > 3:
+            check_merged_lora(fails, s, ckpt, argv[3])
+    return fails.exit_code()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -32,8 +32,10 @@
 // too (without a delta: only them); `freeze = [...]` freezes the selected
 // params. A param is selected when a selector matches its path or the path
 // of a layer instance that owns it. Selectors are DeltaSelectors.h's; one
-// that matches nothing is an error listing near misses. Infer jobs get the
-// same delta structure (unmerged) and no freezing.
+// that matches nothing is an error listing near misses. Infer jobs (@prefill,
+// @decode) get the same deltas and no freezing; their LoRA is merged into
+// the weight at load (`bmb.lora_merge` on the weight param, a
+// bmrt::DeltaMerge row) unless `merge = false`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -286,6 +288,11 @@ struct DeltaRewriter {
     double dropout = 0;
     if (auto d = delta.getAs<FloatAttr>("dropout"))
       dropout = d.getValueAsDouble();
+    // Inference merges the LoRA into the weight at load by default: the
+    // forward stays the backbone's, the runtime adds (alpha/r) B A to W.
+    bool merge = job.getKind() == JobKind::Infer;
+    if (auto m = delta.getAs<BoolAttr>("merge"))
+      merge = merge && m.getValue();
     bool anyLinear = false;
     llvm::StringMap<std::pair<ParamOp, ParamOp>> made; // a layer applied twice shares them
     for (const Site &s : *sel) {
@@ -315,6 +322,15 @@ struct DeltaRewriter {
         made[s.path] = {*a, *bb};
       }
       auto [pa, pb] = made[s.path];
+      if (merge) {
+        auto weight = model.lookupSymbol<ParamOp>(wget.getParam());
+        OpBuilder b(lin.getContext());
+        weight->setAttr("bmb.lora_merge",
+                        b.getDictionaryAttr({b.getNamedAttr("a", pa.getSymNameAttr()),
+                                             b.getNamedAttr("b", pb.getSymNameAttr()),
+                                             b.getNamedAttr("scale", b.getF64FloatAttr(alpha / rank))}));
+        continue;
+      }
       OpBuilder b(lin.getContext());
       b.setInsertionPointAfter(lin);
       Location loc = lin.getLoc();

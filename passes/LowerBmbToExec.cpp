@@ -481,8 +481,9 @@ LogicalResult mlir::bmb::lowerParams(ModelOp model, ex::ProgramOp program) {
                           IntegerAttr(), IntegerAttr(), IntegerAttr(), initDict);
     // Delta params (bmb-insert-deltas) keep their mark for the runtime's
     // checkpoint layouts (bmrt::ParamInfo::delta).
-    if (p->hasAttr("bmb.delta"))
-      lowered->setAttr("bmb.delta", b.getUnitAttr());
+    for (StringRef mark : {"bmb.delta", "bmb.lora_merge"})
+      if (Attribute a = p->getAttr(mark))
+        lowered->setAttr(mark, a);
   }
   return success();
 }

@@ -44,8 +44,9 @@ def InsertDeltasPass : Pass<"bmb-insert-deltas", "::mlir::ModuleOp"> {
     are stacked like the layer's own. Then, with any delta, every other
     param becomes `frozen` (`train_only` keeps more trainable, `freeze`
     freezes more). Selectors (suffix, glob, `re:`) that match nothing are
-    errors at the setting with near misses. Infer jobs get the delta
-    structure, unmerged, and no freezing.
+    errors at the setting with near misses. Infer jobs get the same deltas
+    (LoRA merged into the weights at load: `bmb.lora_merge` on the weight,
+    unless `merge = false`) and no freezing.
   }];
 }
 

@@ -217,6 +217,9 @@ int InferRun::run() {
                  flags_.saveNames ? flags_.saveNames->c_str() : "our");
     return 0;
   }
+  // LoRA into the weights (infer jobs with a delta), after any --save: a
+  // saved checkpoint keeps the backbone and the delta apart.
+  mergeDeltas(program_, buf.params);
   if (flags_.dumpDir)
     std::filesystem::create_directories(*flags_.dumpDir);
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Delta tuning (bmb-insert-deltas) against a torch reference assembled here.
 
-usage: check_delta.py KIND EXE WORKDIR [INFER_EXE]
+usage: check_delta.py KIND EXE WORKDIR [INFER_EXE UNMERGED_INFER_EXE]
 
 KIND is lora, adapter or bitfit; EXE the train executable of the job
 e2e_delta_KIND of test/e2e/train_delta.bmb (GPT-2 nano, settings in DELTAS
@@ -21,10 +21,12 @@ Hugging Face names, the deltas under ours (h.attn.q.lora_a, [layers, ...]).
   lora only:
   3. from the bare backbone (no delta tensors in the file): the deltas start
      from their initializers (B = 0), so the loss equals the backbone's;
-  4. INFER_EXE (the infer job with the same delta) on the checkpoint of 2:
-     its logits equal transformers' with the LoRA merged into the weights
-     (W_q += (alpha/r) B A) to 1e-5 relative; the file without its delta
-     tensors is refused.
+  4. INFER_EXE (the infer job with the same delta, merged into the weights
+     at load) and UNMERGED_INFER_EXE (merge = false: the delta computed
+     beside the weights) on the checkpoint of 2: their logits equal each
+     other and transformers' with the LoRA merged into the weights
+     (W_q += (alpha/r) B A, in float64) to 1e-5 relative; a file without
+     the delta tensors is refused.
 """
 
 import os
@@ -230,7 +232,20 @@ def check_fresh_lora(fails, s, exe):
     fails.check(err <= 1e-5, "fresh LoRA changes the loss: %.7f vs %.7f" % (ours, ref))
 
 
-def check_merged_lora(fails, s, ckpt, infer_exe):
+def infer_logits(fails, s, exe, ckpt, prompt, label):
+    out = os.path.join(s.dir, "infer-dump-" + label)
+    shutil.rmtree(out, ignore_errors=True)
+    args = ["--prompt-ids", ",".join(map(str, prompt)), "--max-tokens", "1", "--sampling",
+            "greedy", "--ignore-eos", "--output", "ids", "--dump", out]
+    p = harness.run([exe, "--load", ckpt] + args)
+    if p.returncode != 0:
+        fails.add("%s infer --load %s: exit %s\n%s"
+                  % (label, ckpt, p.returncode, harness.tail(p.stderr)))
+        return None
+    return np.load(os.path.join(out, "step0000_logits.npy")).reshape(-1).astype(np.float64)
+
+
+def check_merged_lora(fails, s, ckpt, infer_exe, unmerged_exe):
     tensors = check_train.load_safetensors(os.path.join(ckpt, "model.safetensors"))
     d, D = DELTAS["lora"], s.D
     scale = d["alpha"] / d["rank"]
@@ -250,20 +265,20 @@ def check_merged_lora(fails, s, ckpt, infer_exe):
     prompt = s.ids[:16]
     with torch.no_grad():
         ref = model(input_ids=torch.tensor([prompt])).logits[0, -1].numpy()
-    out = os.path.join(s.dir, "infer-dump")
-    args = ["--prompt-ids", ",".join(map(str, prompt)), "--max-tokens", "1", "--sampling",
-            "greedy", "--ignore-eos", "--output", "ids", "--dump", out]
-    p = harness.run([infer_exe, "--load", ckpt] + args)
-    if p.returncode != 0:
-        fails.add("infer --load of the LoRA checkpoint: exit %s\n%s"
-                  % (p.returncode, harness.tail(p.stderr)))
+    merged = infer_logits(fails, s, infer_exe, ckpt, prompt, "merged")
+    unmerged = infer_logits(fails, s, unmerged_exe, ckpt, prompt, "unmerged")
+    if merged is None or unmerged is None:
         return
-    ours = np.load(os.path.join(out, "step0000_logits.npy")).reshape(-1)
-    err = harness.rel_err(ours, ref)
-    print("LoRA inference (unmerged) vs transformers with the LoRA merged (float64): rel %.2e"
-          % err)
-    fails.check(err <= 1e-5, "unmerged LoRA logits differ from merged (rel %.2e)" % err)
-    p = harness.run([infer_exe, "--load", s.init] + args)
+    for label, ours in (("merged at load", merged), ("unmerged", unmerged)):
+        err = harness.rel_err(ours, ref)
+        print("LoRA inference, %s, vs transformers with the LoRA merged (float64): rel %.2e"
+              % (label, err))
+        fails.check(err <= 1e-5, "%s LoRA logits differ from the reference (rel %.2e)"
+                    % (label, err))
+    err = harness.rel_err(merged, unmerged)
+    print("LoRA inference merged vs unmerged: rel %.2e" % err)
+    fails.check(err <= 1e-5, "merged and unmerged LoRA logits differ (rel %.2e)" % err)
+    p = harness.run([infer_exe, "--load", s.init, "--prompt-ids", "1,2", "--max-tokens", "1"])
     fails.check(p.returncode not in (0, None) and b"no delta tensor 'h.attn.q.lora_a'" in p.stderr,
                 "infer on a checkpoint without the deltas: exit %s, %s"
                 % (p.returncode, harness.tail(p.stderr, 2)))
@@ -279,8 +294,8 @@ def main(argv):
     ckpt = check_frozen(fails, s, exe)
     if kind == "lora":
         check_fresh_lora(fails, s, exe)
-        if ckpt and len(argv) > 3:
-            check_merged_lora(fails, s, ckpt, argv[3])
+        if ckpt and len(argv) > 4:
+            check_merged_lora(fails, s, ckpt, argv[3], argv[4])
     return fails.exit_code()
 
 

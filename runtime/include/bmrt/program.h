@@ -137,6 +137,14 @@ enum class ModelKind : int {
 
 struct TrainInfo;
 
+/// A LoRA that an infer program merges into its weight after loading
+/// (bmb-insert-deltas, infer jobs): weight += scale * b @ a, per layer for
+/// stacked params (weight [out, in], a [rank, in], b [out, rank]).
+struct DeltaMerge {
+  const char *weight, *a, *b;
+  double scale;
+};
+
 struct ProgramInfo {
   const char *source;          // the .bmb file it was compiled from
   const char *job;
@@ -157,7 +165,12 @@ struct ProgramInfo {
   int64_t topK;
   const char *tokenizer;       // job's `tokenizer` setting ("" = from the checkpoint dir)
   const TrainInfo *train = nullptr;      // train jobs only (entries is then empty)
+  const DeltaMerge *merges = nullptr;    // infer jobs with a merged LoRA delta
+  int numMerges = 0;
 };
+
+/// Applies program.merges to the loaded params (infer_main, after loading).
+void mergeDeltas(const ProgramInfo &program, void *params);
 
 //===----------------------------------------------------------------------===//
 // Training programs (issue 4)

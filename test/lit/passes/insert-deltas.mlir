@@ -184,3 +184,62 @@ bmb.model @Freeze layer "M" {
   }
 }
 bmb.job @t train for @Freeze {batch = 2 : i64, seq = 4 : i64, freeze = "a"}
+
+// -----
+
+// An infer job merges LoRA into the weight at load: the forward entries are
+// untouched, the params are declared (the checkpoint holds them) and the
+// weight names them with the scale (emitted as bmrt::DeltaMerge). With
+// merge = false the delta is computed beside the weight in @prefill and
+// @decode (test/e2e/check_delta.py compares the two).
+// CHECK-LABEL: bmb.model @Infer
+// CHECK:      bmb.param @o.w : tensor<8x8xf32> init normal(0.02) {bmb.lora_merge = {a = "o.lora_a", b = "o.lora_b", scale = 2.000000e+00 : f64}}
+// CHECK-NEXT: bmb.param @o.lora_a : tensor<4x8xf32> {{.*}} {bmb.delta}
+// CHECK-NEXT: bmb.param @o.lora_b : tensor<8x4xf32> init zeros {bmb.delta}
+// CHECK:      func.func @prefill
+// CHECK-NOT:  lora
+// CHECK:      bmb.job @t infer
+bmb.model @Infer layer "M" {
+  bmb.param @o.w : tensor<8x8xf32> init normal(0.02)
+  func.func @prefill(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
+    %o = bmb.layer "o" layer "Linear" (%x) : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
+    ^bb0(%v: tensor<1x4x8xf32>):
+      %w = bmb.param_get @o.w : tensor<8x8xf32>
+      %r = bmb.linear %v, %w : (tensor<1x4x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
+      bmb.yield %r : tensor<1x4x8xf32>
+    }
+    return %o : tensor<1x4x8xf32>
+  }
+}
+bmb.job @t infer for @Infer {delta = {kind = "lora", rank = 4 : i64, alpha = 8.0 : f64, on = "o"}}
+
+// -----
+
+// CHECK-LABEL: bmb.model @Unmerged
+// CHECK:      bmb.param @o.w : tensor<8x8xf32> init normal(0.02){{$}}
+// CHECK:      func.func @prefill
+// CHECK:        bmb.param_get @o.lora_a
+// CHECK:      func.func @decode
+// CHECK:        bmb.param_get @o.lora_a
+bmb.model @Unmerged layer "M" {
+  bmb.param @o.w : tensor<8x8xf32> init normal(0.02)
+  func.func @prefill(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
+    %o = bmb.layer "o" layer "Linear" (%x) : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
+    ^bb0(%v: tensor<1x4x8xf32>):
+      %w = bmb.param_get @o.w : tensor<8x8xf32>
+      %r = bmb.linear %v, %w : (tensor<1x4x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
+      bmb.yield %r : tensor<1x4x8xf32>
+    }
+    return %o : tensor<1x4x8xf32>
+  }
+  func.func @decode(%x: tensor<1x1x8xf32>) -> tensor<1x1x8xf32> {
+    %o = bmb.layer "o" layer "Linear" (%x) : (tensor<1x1x8xf32>) -> tensor<1x1x8xf32> {
+    ^bb0(%v: tensor<1x1x8xf32>):
+      %w = bmb.param_get @o.w : tensor<8x8xf32>
+      %r = bmb.linear %v, %w : (tensor<1x1x8xf32>, tensor<8x8xf32>) -> tensor<1x1x8xf32>
+      bmb.yield %r : tensor<1x1x8xf32>
+    }
+    return %o : tensor<1x1x8xf32>
+  }
+}
+bmb.job @t infer for @Unmerged {delta = {kind = "lora", rank = 4 : i64, merge = false, on = "o"}}

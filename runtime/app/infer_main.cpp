@@ -205,10 +205,13 @@ int InferRun::run() {
   if (flags_.init)
     initParams(program_, buf.params, *flags_.init);
   else if (LoadReport r = loadCheckpoint(checkpoint, program_, buf.params);
-           !r.freshDeltas.empty())
+           flags_.loadDelta)
+    loadDeltaCheckpoint(*flags_.loadDelta, program_, buf.params);
+  else if (!r.freshDeltas.empty())
     fail(checkpoint + ": no delta tensor '" + r.freshDeltas[0] + "' (" +
          std::to_string(r.freshDeltas.size()) +
-         " missing): the job's delta needs the checkpoint its train job saved");
+         " missing): the job's delta needs the checkpoint its train job saved, or "
+         "--load-delta");
   if (flags_.save) {
     saveCheckpoint(*flags_.save, program_, buf.params,
                    flags_.saveNames ? flags_.saveNames->c_str() : nullptr);

@@ -18,14 +18,20 @@ Hugging Face names, the deltas under ours (h.attn.q.lora_a, [layers, ...]).
      gradient to 1e-4 of the largest reference value, per tensor;
   2. five AdamW steps (--save): every frozen tensor bit-identical to the
      start, every trained one changed;
+  3. the step's delta.safetensors (only the trained tensors, the backbone
+     pinned by a hash) is under 5% of model.safetensors; --load of the
+     backbone + --load-delta evaluates (--eval-only) exactly as --load of
+     the full checkpoint; over another backbone (one weight changed) it is
+     refused;
   lora only:
-  3. from the bare backbone (no delta tensors in the file): the deltas start
+  4. from the bare backbone (no delta tensors in the file): the deltas start
      from their initializers (B = 0), so the loss equals the backbone's;
-  4. INFER_EXE (the infer job with the same delta, merged into the weights
+  5. INFER_EXE (the infer job with the same delta, merged into the weights
      at load) and UNMERGED_INFER_EXE (merge = false: the delta computed
      beside the weights) on the checkpoint of 2: their logits equal each
      other and transformers' with the LoRA merged into the weights
-     (W_q += (alpha/r) B A, in float64) to 1e-5 relative; a file without
+     (W_q += (alpha/r) B A, in float64) to 1e-5 relative; the backbone plus
+     --load-delta gives the full checkpoint's logits exactly; a file without
      the delta tensors is refused.
 """
 
@@ -215,6 +221,49 @@ def check_frozen(fails, s, exe):
     return ckpt
 
 
+def eval_only(fails, s, exe, label, *load):
+    p = harness.run([exe] + list(load) + ["--data", s.data, "--eval-only", "--eval-split", "all"]
+                    + THREADS)
+    if p.returncode != 0:
+        fails.add("%s: exit %s\n%s" % (label, p.returncode, harness.tail(p.stderr)))
+        return None
+    return harness.text(p.stdout).strip()
+
+
+def check_delta_checkpoint(fails, s, exe, ckpt):
+    delta = os.path.join(ckpt, "delta.safetensors")
+    if not fails.check(os.path.exists(delta), "the checkpoint has no delta.safetensors"):
+        return
+    full = os.path.getsize(os.path.join(ckpt, "model.safetensors"))
+    small = os.path.getsize(delta)
+    print("delta checkpoint: %d bytes, %.2f%% of model.safetensors (%d bytes)"
+          % (small, 100.0 * small / full, full))
+    fails.check(small < 0.05 * full, "delta.safetensors is %d of %d bytes" % (small, full))
+    names = set(check_train.load_safetensors(delta))
+    if s.kind == "bitfit":  # the 9 bias params, our names (h.ln1.b, ..., ln_f.b)
+        fails.check(len(names) == 9 and all(n.endswith(".b") for n in names),
+                    "bitfit's delta checkpoint holds %s" % sorted(names))
+    else:
+        fails.check(names == set(s.deltas), "delta.safetensors holds %s, want %s"
+                    % (sorted(names), sorted(s.deltas)))
+    a = eval_only(fails, s, exe, "--eval-only of the full checkpoint", "--load", ckpt)
+    b = eval_only(fails, s, exe, "--eval-only of backbone + delta", "--load", s.init,
+                  "--load-delta", delta)
+    print("eval-only, full checkpoint: %s; backbone + delta: %s"
+          % (a and a.replace("\n", ", "), b and b.replace("\n", ", ")))
+    fails.check(a is not None and a == b, "backbone + delta evaluates differently")
+    other = dict(s.backbone)
+    other["transformer.wpe.weight"] = other["transformer.wpe.weight"] * np.float32(1.001)
+    other_path = os.path.join(s.dir, "other-backbone.safetensors")
+    save_file(other, other_path)
+    p = harness.run([exe, "--load", other_path, "--load-delta", delta, "--data", s.data,
+                     "--eval-only"] + THREADS)
+    fails.check(p.returncode not in (0, None) and b"tuned on another backbone" in p.stderr,
+                "a delta over another backbone: exit %s, %s"
+                % (p.returncode, harness.tail(p.stderr, 2)))
+    print("over another backbone: %s" % harness.tail(p.stderr, 1))
+
+
 def check_fresh_lora(fails, s, exe):
     log = os.path.join(s.dir, "fresh.jsonl")
     p = s.run(fails, "one step from the bare backbone", exe, s.init, "--steps", 1, "--log", log)
@@ -232,15 +281,15 @@ def check_fresh_lora(fails, s, exe):
     fails.check(err <= 1e-5, "fresh LoRA changes the loss: %.7f vs %.7f" % (ours, ref))
 
 
-def infer_logits(fails, s, exe, ckpt, prompt, label):
+def infer_logits(fails, s, exe, load, prompt, label):
     out = os.path.join(s.dir, "infer-dump-" + label)
     shutil.rmtree(out, ignore_errors=True)
     args = ["--prompt-ids", ",".join(map(str, prompt)), "--max-tokens", "1", "--sampling",
             "greedy", "--ignore-eos", "--output", "ids", "--dump", out]
-    p = harness.run([exe, "--load", ckpt] + args)
+    p = harness.run([exe] + load + args)
     if p.returncode != 0:
-        fails.add("%s infer --load %s: exit %s\n%s"
-                  % (label, ckpt, p.returncode, harness.tail(p.stderr)))
+        fails.add("%s infer %s: exit %s\n%s"
+                  % (label, " ".join(load), p.returncode, harness.tail(p.stderr)))
         return None
     return np.load(os.path.join(out, "step0000_logits.npy")).reshape(-1).astype(np.float64)
 
@@ -265,10 +314,15 @@ def check_merged_lora(fails, s, ckpt, infer_exe, unmerged_exe):
     prompt = s.ids[:16]
     with torch.no_grad():
         ref = model(input_ids=torch.tensor([prompt])).logits[0, -1].numpy()
-    merged = infer_logits(fails, s, infer_exe, ckpt, prompt, "merged")
-    unmerged = infer_logits(fails, s, unmerged_exe, ckpt, prompt, "unmerged")
-    if merged is None or unmerged is None:
+    merged = infer_logits(fails, s, infer_exe, ["--load", ckpt], prompt, "merged")
+    unmerged = infer_logits(fails, s, unmerged_exe, ["--load", ckpt], prompt, "unmerged")
+    split = infer_logits(fails, s, infer_exe, ["--load", s.init, "--load-delta",
+                                               os.path.join(ckpt, "delta.safetensors")],
+                         prompt, "backbone-delta")
+    if merged is None or unmerged is None or split is None:
         return
+    fails.check(np.array_equal(merged, split),
+                "infer: --load backbone --load-delta differs from --load of the full checkpoint")
     for label, ours in (("merged at load", merged), ("unmerged", unmerged)):
         err = harness.rel_err(ours, ref)
         print("LoRA inference, %s, vs transformers with the LoRA merged (float64): rel %.2e"
@@ -292,6 +346,8 @@ def main(argv):
     s = Setup(kind, workdir)
     check_step(fails, s, exe)
     ckpt = check_frozen(fails, s, exe)
+    if ckpt:
+        check_delta_checkpoint(fails, s, exe, ckpt)
     if kind == "lora":
         check_fresh_lora(fails, s, exe)
         if ckpt and len(argv) > 4:

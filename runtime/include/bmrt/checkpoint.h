@@ -30,6 +30,19 @@ struct LoadReport {
 /// our names, else the first name map whose every required tensor is there.
 LoadReport loadCheckpoint(const std::string &path, const ProgramInfo &program, void *params);
 
+/// Delta checkpoints (io/delta_checkpoint.cpp): only the delta params and
+/// the params a training program trains (BitFit's biases), under our names,
+/// with the model's name and a hash of every other param (the backbone) in
+/// the metadata. Returns the bytes of tensor data written.
+bool isDeltaTensor(const ParamInfo &p);
+int64_t saveDeltaCheckpoint(const std::string &file, const ProgramInfo &program,
+                            const void *params);
+/// Fills the params the file holds, after checking that the backbone already
+/// in `params` (from --load) hashes as the one the delta was tuned on, that
+/// every tensor is a param of this shape and every delta param is there.
+LoadReport loadDeltaCheckpoint(const std::string &file, const ProgramInfo &program,
+                               void *params);
+
 /// Writes every param to `file` (atomically); mapName null/"" = our names,
 /// else the name map of that name (tied tensors written too).
 void saveCheckpoint(const std::string &file, const ProgramInfo &program, const void *params,

@@ -149,7 +149,8 @@ struct DeltaRewriter {
     };
     for (func::FuncOp f : entries)
       visit(f.getBody().front(), "");
-    module.walk([&](DropoutOp d) { nextRngId = std::max(nextRngId, (int64_t)d.getRngId() + 1); });
+    // Dropouts and randoms number their draws from 0 (MLIRGen); LoRA's
+    // dropouts take the next ids.
     module.walk([&](Operation *op) {
       if (auto id = op->getAttrOfType<IntegerAttr>("rng_id"))
         nextRngId = std::max(nextRngId, id.getInt() + 1);

@@ -243,3 +243,37 @@ bmb.model @Unmerged layer "M" {
   }
 }
 bmb.job @t infer for @Unmerged {delta = {kind = "lora", rank = 4 : i64, merge = false, on = "o"}}
+
+// -----
+
+// A list of deltas applies in order: LoRA on every layer but "p" (a glob
+// and an exclude list), then BitFit over everything: trainable are the
+// LoRA factors and the one bias; the delta params follow their layer's.
+// CHECK-LABEL: bmb.model @Both
+// CHECK:      bmb.param @o.w : tensor<8x8xf32> init normal(0.02) frozen
+// CHECK-NEXT: bmb.param @o.b : tensor<8xf32> init zeros{{$}}
+// CHECK-NEXT: bmb.param @o.lora_a
+// CHECK-NEXT: bmb.param @o.lora_b
+// CHECK-NEXT: bmb.param @p.w : tensor<8x8xf32> init normal(0.02) frozen
+bmb.model @Both layer "M" {
+  bmb.param @o.w : tensor<8x8xf32> init normal(0.02)
+  bmb.param @o.b : tensor<8xf32> init zeros
+  bmb.param @p.w : tensor<8x8xf32> init normal(0.02)
+  func.func @forward(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    %o = bmb.layer "o" layer "Linear" (%x) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    ^bb0(%v: tensor<2x4x8xf32>):
+      %w = bmb.param_get @o.w : tensor<8x8xf32>
+      %b = bmb.param_get @o.b : tensor<8xf32>
+      %r = bmb.linear %v, %w, %b : (tensor<2x4x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
+      bmb.yield %r : tensor<2x4x8xf32>
+    }
+    %p = bmb.layer "p" layer "Linear" (%o) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    ^bb0(%v: tensor<2x4x8xf32>):
+      %w = bmb.param_get @p.w : tensor<8x8xf32>
+      %r = bmb.linear %v, %w : (tensor<2x4x8xf32>, tensor<8x8xf32>) -> tensor<2x4x8xf32>
+      bmb.yield %r : tensor<2x4x8xf32>
+    }
+    return %p : tensor<2x4x8xf32>
+  }
+}
+bmb.job @t train for @Both {batch = 2 : i64, seq = 4 : i64, delta = [{kind = "lora", rank = 2 : i64, on = "*", exclude = "p"}, {kind = "bitfit"}]}

@@ -3,8 +3,8 @@
 
 usage: check_delta.py KIND EXE WORKDIR [INFER_EXE UNMERGED_INFER_EXE]
 
-KIND is lora, adapter or bitfit; EXE the train executable of the job
-e2e_delta_KIND of test/e2e/train_delta.bmb (GPT-2 nano, settings in DELTAS
+KIND is lora, lora-dropout, adapter or bitfit; EXE the train executable of
+the job e2e_delta_KIND (- as _) of test/e2e/train_delta.bmb (GPT-2 nano, settings in DELTAS
 below). PEFT is not installed, so the reference is transformers' GPT-2 with
 the delta written out in torch (forward hooks): LoRA adds
 (alpha/r) (x A^T) B^T to the q and v thirds of c_attn; adapters add
@@ -23,6 +23,10 @@ Hugging Face names, the deltas under ours (h.attn.q.lora_a, [layers, ...]).
      backbone + --load-delta evaluates (--eval-only) exactly as --load of
      the full checkpoint; over another backbone (one weight changed) it is
      refused;
+  lora-dropout: 1 and 2 with LoRA's input dropout (p 0.1), torch applying
+     the masks drawn by check_train.dropout_keep (Philox, ids 0 and 1 for q
+     and v, the layer index); 5 straight vs 3 + --resume + 2 steps give
+     bit-identical weights;
   lora only:
   4. from the bare backbone (no delta tensors in the file): the deltas start
      from their initializers (B = 0), so the loss equals the backbone's;
@@ -53,10 +57,12 @@ CONFIG = "gpt2-nano"
 B, T = 4, 64
 DELTAS = {
     "lora": dict(rank=4, alpha=8.0, on=("q", "v")),
+    "lora-dropout": dict(rank=4, alpha=8.0, on=("q", "v"), dropout=0.1, ids={"q": 0, "v": 1}),
     "adapter": dict(dim=8, on=("attn", "mlp")),
     "bitfit": dict(),
 }
 THREADS = ["--threads", "2"]
+SEED = 5  # --seed of every run: LoRA dropout's masks
 
 
 def save_file(tensors, path):
@@ -89,7 +95,7 @@ class Setup:
         d = DELTAS[self.kind]
         n = lambda *shape: rng.normal(0.0, 0.3, shape).astype(np.float32)  # noqa: E731
         out = {}
-        if self.kind == "lora":
+        if self.kind.startswith("lora"):
             for m in d["on"]:
                 out["h.attn.%s.lora_a" % m] = n(L, d["rank"], D)
                 out["h.attn.%s.lora_b" % m] = n(L, D, d["rank"])
@@ -107,8 +113,9 @@ class Setup:
         return w[:, :T], w[:, 1:]
 
     def run(self, fails, label, exe, load, *args):
-        cmd = [exe, "--load", load, "--data", self.data, "--order", "sequential",
-               "--val-fraction", "0"] + THREADS + [str(a) for a in args]
+        start = [] if "--resume" in args else ["--load", load]
+        cmd = [exe] + start + ["--data", self.data, "--order", "sequential", "--val-fraction",
+                               "0", "--seed", str(SEED)] + THREADS + [str(a) for a in args]
         p = harness.run(cmd)
         if p.returncode != 0:
             fails.add("%s: exit %s\n%s" % (label, p.returncode, harness.tail(p.stderr)))
@@ -127,16 +134,22 @@ def reference(s, deltas):
     leaves = {k: torch.tensor(v, requires_grad=True) for k, v in deltas.items()}
     d, D = DELTAS[s.kind], s.D
     for i, block in enumerate(model.transformer.h):
-        if s.kind == "lora":
+        if s.kind.startswith("lora"):
             scale = d["alpha"] / d["rank"]
             parts = {m: (leaves["h.attn.%s.lora_a" % m], leaves["h.attn.%s.lora_b" % m])
                      for m in d["on"]}
+            drop = {m: lambda x: x for m in d["on"]}
+            if d.get("dropout"):
+                p = d["dropout"]
+                for m in d["on"]:
+                    keep = check_train.dropout_keep(SEED, 1, 0, d["ids"][m], i, (B, T, D), p)
+                    drop[m] = check_train.FixedMask(keep, p)
 
-            def lora(mod, inputs, out, i=i, parts=parts, scale=scale):
+            def lora(mod, inputs, out, i=i, parts=parts, scale=scale, drop=drop):
                 x = inputs[0]
                 q, k, v = out[..., :D], out[..., D:2 * D], out[..., 2 * D:]
                 add = lambda y, m: y if m not in parts else (  # noqa: E731
-                    y + scale * (x @ parts[m][0][i].T) @ parts[m][1][i].T)
+                    y + scale * (drop[m](x) @ parts[m][0][i].T) @ parts[m][1][i].T)
                 return torch.cat([add(q, "q"), add(k, "k"), add(v, "v")], dim=-1)
             block.attn.c_attn.register_forward_hook(lora)
         elif s.kind == "adapter":
@@ -264,6 +277,21 @@ def check_delta_checkpoint(fails, s, exe, ckpt):
     print("over another backbone: %s" % harness.tail(p.stderr, 1))
 
 
+def check_resume(fails, s, exe):
+    straight, split = os.path.join(s.dir, "straight"), os.path.join(s.dir, "split")
+    if not (s.run(fails, "5 steps straight", exe, s.start, "--steps", 5, "--save", straight)
+            and s.run(fails, "3 steps", exe, s.start, "--steps", 3, "--save", split)
+            and s.run(fails, "--resume to 5", exe, s.start, "--steps", 5, "--save", split,
+                      "--resume")):
+        return
+    a = check_train.load_safetensors(os.path.join(check_train.latest(straight),
+                                                  "model.safetensors"))
+    b = check_train.load_safetensors(os.path.join(check_train.latest(split), "model.safetensors"))
+    same = sorted(a) == sorted(b) and all(a[k].tobytes() == b[k].tobytes() for k in a)
+    print("resume: 5 straight vs 3 + --resume + 2: %s" % ("bit-identical" if same else "DIFFER"))
+    fails.check(same, "5 steps straight and 3 + --resume + 2 differ")
+
+
 def check_fresh_lora(fails, s, exe):
     log = os.path.join(s.dir, "fresh.jsonl")
     p = s.run(fails, "one step from the bare backbone", exe, s.init, "--steps", 1, "--log", log)
@@ -346,6 +374,9 @@ def main(argv):
     s = Setup(kind, workdir)
     check_step(fails, s, exe)
     ckpt = check_frozen(fails, s, exe)
+    if kind == "lora-dropout":
+        check_resume(fails, s, exe)
+        return fails.exit_code()
     if ckpt:
         check_delta_checkpoint(fails, s, exe, ckpt)
     if kind == "lora":

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Delta tuning (bmb-insert-deltas) against a torch reference assembled here.
 
-usage: check_delta.py KIND EXE WORKDIR [INFER_EXE UNMERGED_INFER_EXE]
+usage: check_delta.py KIND EXE WORKDIR [INFER_EXE [UNMERGED_INFER_EXE]]
 
 KIND is lora, lora-dropout, adapter or bitfit; EXE the train executable of
 the job e2e_delta_KIND (- as _) of test/e2e/train_delta.bmb (GPT-2 nano, settings in DELTAS
@@ -37,6 +37,10 @@ Hugging Face names, the deltas under ours (h.attn.q.lora_a, [layers, ...]).
      (W_q += (alpha/r) B A, in float64) to 1e-5 relative; the backbone plus
      --load-delta gives the full checkpoint's logits exactly; a file without
      the delta tensors is refused.
+  adapter only:
+  6. INFER_EXE (the infer job with the same adapters) on the checkpoint of
+     2: the logits of its prefill and of a decode step equal transformers'
+     with the trained adapters (hooks) to 1e-5 relative.
 """
 
 import os
@@ -309,17 +313,20 @@ def check_fresh_lora(fails, s, exe):
     fails.check(err <= 1e-5, "fresh LoRA changes the loss: %.7f vs %.7f" % (ours, ref))
 
 
-def infer_logits(fails, s, exe, load, prompt, label):
+def infer_logits(fails, s, exe, load, prompt, label, steps=1):
+    """The logits of the prefill (steps 1) and of steps - 1 greedy decode
+    steps, concatenated."""
     out = os.path.join(s.dir, "infer-dump-" + label)
     shutil.rmtree(out, ignore_errors=True)
-    args = ["--prompt-ids", ",".join(map(str, prompt)), "--max-tokens", "1", "--sampling",
+    args = ["--prompt-ids", ",".join(map(str, prompt)), "--max-tokens", str(steps), "--sampling",
             "greedy", "--ignore-eos", "--output", "ids", "--dump", out]
     p = harness.run([exe] + load + args)
     if p.returncode != 0:
         fails.add("%s infer %s: exit %s\n%s"
                   % (label, " ".join(load), p.returncode, harness.tail(p.stderr)))
         return None
-    return np.load(os.path.join(out, "step0000_logits.npy")).reshape(-1).astype(np.float64)
+    return np.concatenate([np.load(os.path.join(out, "step%04d_logits.npy" % k)).reshape(-1)
+                           for k in range(steps)]).astype(np.float64)
 
 
 def check_merged_lora(fails, s, ckpt, infer_exe, unmerged_exe):
@@ -341,19 +348,23 @@ def check_merged_lora(fails, s, ckpt, infer_exe, unmerged_exe):
     model.tie_weights()
     prompt = s.ids[:16]
     with torch.no_grad():
-        ref = model(input_ids=torch.tensor([prompt])).logits[0, -1].numpy()
-    merged = infer_logits(fails, s, infer_exe, ["--load", ckpt], prompt, "merged")
-    unmerged = infer_logits(fails, s, unmerged_exe, ["--load", ckpt], prompt, "unmerged")
+        first = model(input_ids=torch.tensor([prompt])).logits[0, -1]
+        second = model(input_ids=torch.tensor([prompt + [int(first.argmax())]])).logits[0, -1]
+    ref = torch.cat([first, second]).numpy()
+    merged = infer_logits(fails, s, infer_exe, ["--load", ckpt], prompt, "merged", steps=2)
+    unmerged = infer_logits(fails, s, unmerged_exe, ["--load", ckpt], prompt, "unmerged",
+                            steps=2)
     split = infer_logits(fails, s, infer_exe, ["--load", s.init, "--load-delta",
                                                os.path.join(ckpt, "delta.safetensors")],
-                         prompt, "backbone-delta")
+                         prompt, "backbone-delta", steps=2)
     if merged is None or unmerged is None or split is None:
         return
     fails.check(np.array_equal(merged, split),
                 "infer: --load backbone --load-delta differs from --load of the full checkpoint")
     for label, ours in (("merged at load", merged), ("unmerged", unmerged)):
         err = harness.rel_err(ours, ref)
-        print("LoRA inference, %s, vs transformers with the LoRA merged (float64): rel %.2e"
+        print("LoRA inference (prefill, a decode step), %s, vs transformers with the LoRA "
+              "merged (float64): rel %.2e"
               % (label, err))
         fails.check(err <= 1e-5, "%s LoRA logits differ from the reference (rel %.2e)"
                     % (label, err))
@@ -364,6 +375,25 @@ def check_merged_lora(fails, s, ckpt, infer_exe, unmerged_exe):
     fails.check(p.returncode not in (0, None) and b"no delta tensor 'h.attn.q.lora_a'" in p.stderr,
                 "infer on a checkpoint without the deltas: exit %s, %s"
                 % (p.returncode, harness.tail(p.stderr, 2)))
+
+
+def check_adapter_infer(fails, s, ckpt, infer_exe):
+    tensors = check_train.load_safetensors(os.path.join(ckpt, "model.safetensors"))
+    trained = {k: tensors[k] for k in s.deltas}
+    model, _ = reference(s, trained)
+    model.eval()
+    prompt = s.ids[:16]
+    with torch.no_grad():
+        first = model(input_ids=torch.tensor([prompt])).logits[0, -1]
+        second = model(input_ids=torch.tensor([prompt + [int(first.argmax())]])).logits[0, -1]
+    ref = torch.cat([first, second]).double().numpy()
+    ours = infer_logits(fails, s, infer_exe, ["--load", ckpt], prompt, "adapter", steps=2)
+    if ours is None:
+        return
+    err = harness.rel_err(ours, ref)
+    print("adapter inference (prefill and a decode step) vs transformers with the trained "
+          "adapters: rel %.2e" % err)
+    fails.check(err <= 1e-5, "adapter inference logits differ (rel %.2e)" % err)
 
 
 def main(argv):
@@ -379,6 +409,8 @@ def main(argv):
         return fails.exit_code()
     if ckpt:
         check_delta_checkpoint(fails, s, exe, ckpt)
+    if kind == "adapter" and ckpt and len(argv) > 3:
+        check_adapter_infer(fails, s, ckpt, argv[3])
     if kind == "lora":
         check_fresh_lora(fails, s, exe)
         if ckpt and len(argv) > 4:

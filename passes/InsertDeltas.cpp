@@ -233,10 +233,12 @@ struct DeltaRewriter {
     return out;
   }
 
-  /// Declares a delta param after the params of `layerPath` (declaration
-  /// order groups it with its layer), stacked over `repeats`.
-  FailureOr<ParamOp> addParam(Operation *at, StringRef name, ArrayRef<int64_t> slice,
+  /// Declares the delta param `<site path>.<suffix>` after the params of the
+  /// site's layer (declaration order groups it with its layer), stacked
+  /// over `repeats`.
+  FailureOr<ParamOp> addParam(const Site &site, StringRef suffix, ArrayRef<int64_t> slice,
                               Type elem, InitAttr init, ArrayRef<RepeatOp> repeats) {
+    std::string name = site.path + "." + suffix.str();
     if (model.lookupSymbol(name))
       return (LogicalResult)(emitError(deltaLoc())
                              << "delta: model '" << model.getSymName()
@@ -246,21 +248,16 @@ struct DeltaRewriter {
     for (RepeatOp r : repeats)
       shape.push_back(r.getCount());
     shape.append(slice.begin(), slice.end());
-    std::string layerPrefix = name.substr(0, name.rfind('.')).str();
-    while (StringRef(layerPrefix).ends_with(".adapter.down") ||
-           StringRef(layerPrefix).ends_with(".adapter.up") ||
-           StringRef(layerPrefix).ends_with(".adapter"))
-      layerPrefix = layerPrefix.substr(0, layerPrefix.rfind('.'));
     Operation *after = nullptr;
     for (ParamOp p : model.getParams())
-      if (p.getSymName().starts_with(layerPrefix + "."))
+      if (p.getSymName().starts_with(site.path + "."))
         after = p;
     OpBuilder b(model.getContext());
     if (after)
       b.setInsertionPointAfter(after);
     else
       b.setInsertionPoint(entries.front());
-    auto p = b.create<ParamOp>(at->getLoc(), name, RankedTensorType::get(shape, elem), init,
+    auto p = b.create<ParamOp>(site.op->getLoc(), name, RankedTensorType::get(shape, elem), init,
                                /*frozen=*/false, repeats.size());
     p->setAttr("bmb.delta", b.getUnitAttr()); // ParamInfo::delta at run time
     deltaParams.insert(name);
@@ -311,12 +308,12 @@ struct DeltaRewriter {
                << "' is not stacked over its enclosing repeats; not supported";
       if (!made.count(s.path)) {
         double bound = 1.0 / std::sqrt(double(in));
-        auto a = addParam(s.op, s.path + ".lora_a", {rank, in}, w.getElementType(),
+        auto a = addParam(s, "lora_a", {rank, in}, w.getElementType(),
                           InitAttr::get(module.getContext(), InitKind::Uniform, -bound, bound),
                           repeats);
         if (failed(a))
           return failure();
-        auto bb = addParam(s.op, s.path + ".lora_b", {out, rank}, w.getElementType(),
+        auto bb = addParam(s, "lora_b", {out, rank}, w.getElementType(),
                            InitAttr::get(module.getContext(), InitKind::Zeros), repeats);
         if (failed(bb))
           return failure();
@@ -412,7 +409,6 @@ struct DeltaRewriter {
       if (!made.count(s.path)) {
         MLIRContext *ctx = module.getContext();
         Type e = yt.getElementType();
-        std::string base = s.path + ".adapter.";
         SmallVector<ParamOp> ps;
         for (auto [suffix, shape, init] :
              {std::make_tuple("down.w", SmallVector<int64_t>{dim, inDim},
@@ -420,7 +416,7 @@ struct DeltaRewriter {
               std::make_tuple("down.b", SmallVector<int64_t>{dim}, InitAttr::get(ctx, InitKind::Zeros)),
               std::make_tuple("up.w", SmallVector<int64_t>{out, dim}, InitAttr::get(ctx, InitKind::Zeros)),
               std::make_tuple("up.b", SmallVector<int64_t>{out}, InitAttr::get(ctx, InitKind::Zeros))}) {
-          auto p = addParam(s.op, base + suffix, shape, e, init, repeats);
+          auto p = addParam(s, std::string("adapter.") + suffix, shape, e, init, repeats);
           if (failed(p))
             return failure();
           ps.push_back(*p);

@@ -474,10 +474,17 @@ int bmb::driverMain(int argc, char **argv) {
   }
 
   // The parameter table is computed on the model graph, before lowering
-  // replaces it with the execution plan.
+  // replaces it with the execution plan; on a copy with the job's deltas
+  // inserted (bmb-insert-deltas), so that it counts the delta params and
+  // trains only what the job trains.
   std::optional<mlir::bmb::ParamStats> paramStats;
   if (opts.stats) {
-    mlir::FailureOr<mlir::bmb::ParamStats> stats = mlir::bmb::computeParamStats(*module);
+    mlir::OwningOpRef<mlir::ModuleOp> withDeltas = module->clone();
+    mlir::PassManager deltas(&context);
+    deltas.addPass(mlir::bmb::createInsertDeltasPass());
+    if (mlir::failed(deltas.run(*withDeltas)))
+      return kExitInputError;
+    mlir::FailureOr<mlir::bmb::ParamStats> stats = mlir::bmb::computeParamStats(*withDeltas);
     if (mlir::failed(stats))
       return kExitInputError;
     paramStats = *stats;

@@ -403,10 +403,15 @@ void Emitter::emitParamTable() {
          << llvm::formatv("{0:e}", init.getAs<FloatAttr>("a").getValueAsDouble()).str() << ", "
          << llvm::formatv("{0:e}", init.getAs<FloatAttr>("b").getValueAsDouble()).str();
     }
+    bool delta = p->hasAttr("bmb.delta"); // bmb-insert-deltas' params
     if (train)
       os << ", " << (p.getGradOffset() ? static_cast<int64_t>(*p.getGradOffset()) : -1) << ", "
          << (p.getOptOffset() ? static_cast<int64_t>(*p.getOptOffset()) : -1) << ", "
          << (p.getDecay() ? "true" : "false");
+    else if (delta && init)
+      os << ", -1, -1, false";
+    if (delta && (train || init))
+      os << ", true";
     os << "},\n";
   }
   os << "};\n\n";
@@ -491,6 +496,25 @@ void Emitter::emitTables(ArrayRef<func::FuncOp> entries) {
        << c.numOutputs << "},\n";
   }
   os << "};\n\n";
+  // LoRA deltas merged into their weights at load (bmb-insert-deltas).
+  std::string mergeFields;
+  int numMerges = 0;
+  for (auto p : program.getOps<ParamOp>()) {
+    auto m = p->getAttrOfType<DictionaryAttr>("bmb.lora_merge");
+    if (!m)
+      continue;
+    if (!numMerges++)
+      os << "const DeltaMerge kMerges[] = {\n";
+    os << "  {" << cString(p.getSymName()) << ", "
+       << cString(m.getAs<StringAttr>("a").getValue()) << ", "
+       << cString(m.getAs<StringAttr>("b").getValue()) << ", "
+       << llvm::formatv("{0:e}", m.getAs<FloatAttr>("scale").getValueAsDouble()).str()
+       << "},\n";
+  }
+  if (numMerges) {
+    os << "};\n\n";
+    mergeFields = "  nullptr, kMerges, " + std::to_string(numMerges) + ",\n";
+  }
   bool encoder = program->getAttrOfType<StringAttr>("kind").getValue() == "encoder";
   std::string from = program->getAttrOfType<StringAttr>("from").str();
   os << "const ProgramInfo kProgram = {\n"
@@ -510,6 +534,7 @@ void Emitter::emitTables(ArrayRef<func::FuncOp> entries) {
      << llvm::formatv("{0:e}", settingNum("p", 1.0)).str() << ", "
      << static_cast<int64_t>(settingNum("k", 0)) << ",\n"
      << "  " << cString(settingStr("tokenizer", "")) << ",\n"
+     << mergeFields
      << "};\n\n} // namespace\n\n"
      << "int main(int argc, char **argv) { return bmrt::infer_main(argc, argv, kProgram); }\n";
 }

@@ -48,9 +48,16 @@ std::vector<ValueSpec> jobSchema(ast::JobKind kind) {
          {"eval_every", VT::PosInt, {}},
          {"save_every", VT::PosInt, {}},
          {"log_every", VT::PosInt, {}}});
+  // Delta tuning (passes/InsertDeltas.cpp): train and tune jobs add deltas
+  // and freeze by layer/param selectors; an infer job names the deltas its
+  // checkpoint was trained with.
+  if (kind == ast::JobKind::Train || kind == ast::JobKind::Tune ||
+      kind == ast::JobKind::Infer)
+    add({{"delta", VT::Configs, {"lora", "adapter", "prefix", "bitfit"}}});
+  if (trains)
+    add({{"freeze", VT::Names, {}}, {"train_only", VT::Names, {}}});
   if (kind == ast::JobKind::Tune)
-    add({{"prompt", VT::Prompt, {}},
-         {"delta", VT::Config, {"lora", "adapter", "prefix", "bitfit"}}});
+    add({{"prompt", VT::Prompt, {}}});
   if (kind == ast::JobKind::Infer)
     add({{"batch", VT::PosInt, {}},
          {"seq", VT::PosInt, {}},
@@ -161,6 +168,12 @@ std::optional<program::Job> Sema::checkJob(const ast::JobDecl &decl) {
                               "' needs the setting '" + v.key + "'");
       ok = false;
     }
+  if (seen.count("freeze") && seen.count("train_only")) {
+    for (const ast::Setting &s : decl.settings)
+      if (s.key == "train_only")
+        error(s.loc, "'freeze' and 'train_only' exclude each other: give one of them");
+    ok = false;
+  }
   if (!ok)
     return std::nullopt;
   auto intSetting = [&](const char *k, int64_t d) {

@@ -33,10 +33,11 @@ const std::vector<CallSpec> &callSpecs() {
       {"linear", {{"warmup", VT::NonNegInt, {}}, {"min_lr", VT::Float, {}}}},
       {"cosine", {{"warmup", VT::NonNegInt, {}}, {"min_lr", VT::Float, {}}}},
       // deltas
-      {"lora", {{"rank", VT::PosInt, {}, true}, {"alpha", VT::PosFloat, {}}, {"on", VT::Names, {}}, {"dropout", VT::UnitFloat, {}}}},
-      {"adapter", {{"dim", VT::PosInt, {}, true}, {"on", VT::Names, {}}}},
-      {"prefix", {{"length", VT::PosInt, {}, true}}},
-      {"bitfit", {}},
+      // deltas (passes/InsertDeltas.cpp): `on`/`exclude` are layer selectors
+      {"lora", {{"rank", VT::PosInt, {}, true}, {"alpha", VT::PosFloat, {}}, {"on", VT::Names, {}}, {"dropout", VT::UnitFloat, {}}, {"exclude", VT::Names, {}}, {"merge", VT::Bool, {}}}},
+      {"adapter", {{"dim", VT::PosInt, {}, true}, {"on", VT::Names, {}}, {"act", VT::Word, {"relu", "gelu", "gelu_tanh", "silu", "tanh"}}, {"parallel", VT::Bool, {}}, {"exclude", VT::Names, {}}}},
+      {"prefix", {{"length", VT::PosInt, {}, true}, {"on", VT::Names, {}}}},
+      {"bitfit", {{"on", VT::Names, {}}, {"exclude", VT::Names, {}}}},
       // sampling
       {"greedy", {}},
       {"temperature", {{"temperature", VT::PosFloat, {}, true}}},
@@ -152,6 +153,14 @@ public:
       }
       return fail("one of " + joinWords(spec.words));
     case VT::Config:
+      return checkConfig(spec, c, loc, what);
+    case VT::Configs:
+      if (c.kind == K::List) {
+        bool ok = !c.elements.empty() || fail("at least one of " + joinWords(spec.words));
+        for (Constant &el : c.elements)
+          ok &= checkConfig(spec, el, el.loc.valid() ? el.loc : loc, what);
+        return ok;
+      }
       return checkConfig(spec, c, loc, what);
     case VT::Names:
       if (c.kind == K::String || c.kind == K::Enum)

@@ -31,6 +31,7 @@ enum class VT {
   Zero,      // 0, 1, 2, 3 or auto
   Prompt,    // template -> verbalizer
   Pairs,     // a list of "a" : "b" pairs
+  Configs,   // one Config or a list of them (`delta = [lora(8), bitfit]`)
 };
 
 struct ValueSpec {

@@ -475,10 +475,15 @@ LogicalResult mlir::bmb::lowerParams(ModelOp model, ex::ProgramOp program) {
         b.getNamedAttr("a", b.getF64FloatAttr(init.getA().convertToDouble())),
         b.getNamedAttr("b", b.getF64FloatAttr(init.getB().convertToDouble())),
     });
-    b.create<ex::ParamOp>(p.getLoc(), p.getSymName(),
+    auto lowered = b.create<ex::ParamOp>(p.getLoc(), p.getSymName(),
                           MemRefType::get(t.getShape(), t.getElementType()),
                           p.getStacked() == 1, p.getFrozen(), /*decay=*/false,
                           IntegerAttr(), IntegerAttr(), IntegerAttr(), initDict);
+    // Delta params (bmb-insert-deltas) keep their mark for the runtime's
+    // checkpoint layouts (bmrt::ParamInfo::delta).
+    for (StringRef mark : {"bmb.delta", "bmb.lora_merge"})
+      if (Attribute a = p->getAttr(mark))
+        lowered->setAttr(mark, a);
   }
   return success();
 }

@@ -32,6 +32,24 @@ def ParamStatsPass : Pass<"bmb-param-stats", "::mlir::ModuleOp"> {
 }
 
 
+def InsertDeltasPass : Pass<"bmb-insert-deltas", "::mlir::ModuleOp"> {
+  let summary = "Adds the job's deltas (LoRA, adapters, BitFit) and freezes by selector";
+  let description = [{
+    For the module's job with `delta`, `freeze` or `train_only`, rewrites
+    the model's `@forward` (before `bmb-attach-loss` clones it): `lora`
+    adds `(alpha/r) B A x` to each selected Linear layer instance,
+    `adapter` a bottleneck `up(act(down(y)))` after (or, `parallel`, beside)
+    each selected layer, `bitfit` selects the biases; `prefix` is not
+    implemented yet (an error). Delta params inside a rolled `bmb.repeat`
+    are stacked like the layer's own. Then, with any delta, every other
+    param becomes `frozen` (`train_only` keeps more trainable, `freeze`
+    freezes more). Selectors (suffix, glob, `re:`) that match nothing are
+    errors at the setting with near misses. Infer jobs get the same deltas
+    (LoRA merged into the weights at load: `bmb.lora_merge` on the weight,
+    unless `merge = false`) and no freezing.
+  }];
+}
+
 def AttachLossPass : Pass<"bmb-attach-loss", "::mlir::ModuleOp"> {
   let summary = "Adds the train job's loss function @loss(tokens, targets)";
   let description = [{

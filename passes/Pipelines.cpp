@@ -15,6 +15,7 @@ void mlir::bmb::populateFrontendPipeline(OpPassManager &pm) {
 
 void mlir::bmb::populateInferPipeline(OpPassManager &pm) {
   populateFrontendPipeline(pm);
+  pm.addPass(createInsertDeltasPass());
   pm.addPass(createLowerBmbToExecPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createFuseKernelsPass());
@@ -23,6 +24,7 @@ void mlir::bmb::populateInferPipeline(OpPassManager &pm) {
 }
 
 void mlir::bmb::populateAutodiffPipeline(OpPassManager &pm) {
+  pm.addPass(createInsertDeltasPass());
   pm.addPass(createAttachLossPass());
   pm.addPass(createAutodiffPass());
   pm.addPass(createCheckpointActivationsPass());
@@ -45,14 +47,14 @@ void mlir::bmb::populateTrainPipeline(OpPassManager &pm) {
 void mlir::bmb::registerBmbPipelines() {
   PassPipelineRegistration<>(
       "bmb-train-pipeline",
-      "A train job: frontend, bmb-attach-loss, bmb-autodiff, bmb-checkpoint-activations, "
-      "bmb-insert-optimizer, bmb-data-parallel, bmb-zero, "
+      "A train job: frontend, bmb-insert-deltas, bmb-attach-loss, bmb-autodiff, "
+      "bmb-checkpoint-activations, bmb-insert-optimizer, bmb-data-parallel, bmb-zero, "
       "bmb-lower-to-exec, canonicalize, bmb-fuse-kernels, bmb-verify-async, bmb-plan-memory, "
       "bmb-prepare-for-emission",
       [](OpPassManager &pm) { populateTrainPipeline(pm); });
   PassPipelineRegistration<>(
       "bmb-infer-pipeline",
-      "An infer job: frontend, bmb-lower-to-exec, canonicalize, bmb-fuse-kernels, "
+      "An infer job: frontend, bmb-insert-deltas, bmb-lower-to-exec, canonicalize, bmb-fuse-kernels, "
       "bmb-plan-memory, bmb-prepare-for-emission",
       [](OpPassManager &pm) { populateInferPipeline(pm); });
   PassPipelineRegistration<>(

@@ -130,6 +130,8 @@ InferFlags parseInferFlags(int argc, char **argv) {
       f.help = true;
     } else if (name == "--load") {
       f.load = value();
+    } else if (name == "--load-delta") {
+      f.loadDelta = value();
     } else if (name == "--init") {
       f.init = parseSeed(name, value());
     } else if (name == "--tokenizer") {
@@ -190,6 +192,8 @@ InferFlags parseInferFlags(int argc, char **argv) {
   }
   if (f.init && f.load)
     throw UsageError("--init and --load exclude each other");
+  if (f.init && f.loadDelta)
+    throw UsageError("--load-delta goes on the backbone it was tuned from: --load, not --init");
   if (f.prompt && f.promptIds)
     throw UsageError("--prompt and --prompt-ids exclude each other");
   if (f.saveNames && !f.save)
@@ -279,6 +283,8 @@ void printInferHelp(FILE *out, const char *argv0, const ProgramInfo &p) {
                "  --load PATH          checkpoint: a .safetensors file or a directory "
                "(default: %s)\n",
                p.from && *p.from ? p.from : "none; the job has no `from`");
+  std::fprintf(out, "  --load-delta FILE    then a delta checkpoint (delta.safetensors of a "
+                    "delta-tuned train run) over that backbone\n");
   std::fprintf(out, "  --init SEED          start from the parameters' declared initializers "
                     "(normal(0.02), zeros, ...), drawn reproducibly from SEED, instead of a "
                     "checkpoint\n");

@@ -30,6 +30,7 @@ enum class OutputFormat : int { Text, Ids };
 
 struct InferFlags {
   std::optional<std::string> load;            // --load (else the job's `from`)
+  std::optional<std::string> loadDelta;       // --load-delta FILE: a delta checkpoint over it
   std::optional<uint64_t> init;               // --init SEED: declared initializers
   std::optional<std::string> tokenizer;       // --tokenizer (else the checkpoint dir)
   std::optional<std::string> prompt;          // --prompt (else stdin, one per line)

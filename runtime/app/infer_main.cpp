@@ -183,8 +183,14 @@ int InferRun::run() {
   const Buffers &buf = buffers.get();
   if (flags_.init)
     initParams(program_, buf.params, *flags_.init);
-  else
-    loadCheckpoint(checkpoint, program_, buf.params);
+  else if (LoadReport r = loadCheckpoint(checkpoint, program_, buf.params);
+           flags_.loadDelta)
+    loadDeltaCheckpoint(*flags_.loadDelta, program_, buf.params);
+  else if (!r.freshDeltas.empty())
+    fail(checkpoint + ": no delta tensor '" + r.freshDeltas[0] + "' (" +
+         std::to_string(r.freshDeltas.size()) +
+         " missing): the job's delta needs the checkpoint its train job saved, or "
+         "--load-delta");
   if (flags_.save) {
     saveCheckpoint(*flags_.save, program_, buf.params,
                    flags_.saveNames ? flags_.saveNames->c_str() : nullptr);
@@ -193,6 +199,9 @@ int InferRun::run() {
                  flags_.saveNames ? flags_.saveNames->c_str() : "our");
     return 0;
   }
+  // LoRA into the weights (infer jobs with a delta), after any --save: a
+  // saved checkpoint keeps the backbone and the delta apart.
+  mergeDeltas(program_, buf.params);
   if (flags_.dumpDir)
     std::filesystem::create_directories(*flags_.dumpDir);
 

@@ -64,9 +64,13 @@ template <class T> void fill(const ParamInfo &p, T *out, int64_t n, uint64_t see
 
 } // namespace
 
-void initParams(const ProgramInfo &program, void *params, uint64_t seed) {
+namespace {
+
+void initSome(const ProgramInfo &program, void *params, uint64_t seed, bool deltasOnly) {
   for (int i = 0; i < program.numParams; ++i) {
     const ParamInfo &p = program.params[i];
+    if (deltasOnly && !p.delta)
+      continue;
     char *at = (char *)params + p.offset;
     // Streams above 1 << 16 keep away from sampling's (seed, token) keys.
     uint32_t stream = (1u << 16) + (uint32_t)i;
@@ -81,6 +85,16 @@ void initParams(const ProgramInfo &program, void *params, uint64_t seed) {
       fail(std::string("parameter '") + p.name + "' is i32: no initializer applies");
     }
   }
+}
+
+} // namespace
+
+void initParams(const ProgramInfo &program, void *params, uint64_t seed) {
+  initSome(program, params, seed, false);
+}
+
+void initDeltaParams(const ProgramInfo &program, void *params, uint64_t seed) {
+  initSome(program, params, seed, true);
 }
 
 } // namespace bmrt

@@ -3,6 +3,7 @@
 # executable's main (train_*: flags, data, step, checkpoints, progress).
 bmrt_add_component(app
   ${CMAKE_CURRENT_LIST_DIR}/buffers.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/delta_merge.cpp
   ${CMAKE_CURRENT_LIST_DIR}/encode.cpp
   ${CMAKE_CURRENT_LIST_DIR}/flags.cpp
   ${CMAKE_CURRENT_LIST_DIR}/generate.cpp

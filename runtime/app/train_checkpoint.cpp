@@ -240,6 +240,13 @@ std::string saveTrainCheckpoint(const std::string &dir, const ProgramInfo &progr
   if (lead) {
     saveCheckpoint((out / "model.safetensors").string(), program, buf.params,
                    modelMapName(program));
+    // A partly frozen model (delta tuning) also gets its trained tensors
+    // alone, pinned to the frozen backbone (io/delta_checkpoint.cpp).
+    bool anyFrozen = false;
+    for (int k = 0; k < program.numParams; ++k)
+      anyFrozen |= !isDeltaTensor(program.params[k]);
+    if (anyFrozen)
+      saveDeltaCheckpoint((out / "delta.safetensors").string(), program, buf.params);
     if (!partitioned)
       saveOptimizerState((out / "optimizer.safetensors").string(), program, buf);
     if (!tokenizerDir.empty())

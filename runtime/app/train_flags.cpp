@@ -38,6 +38,8 @@ TrainFlags parseTrainFlags(int argc, char **argv) {
       f.seed = parseSeed(name, value());
     } else if (name == "--load") {
       f.load = value();
+    } else if (name == "--load-delta") {
+      f.loadDelta = value();
     } else if (name == "--save") {
       f.save = value();
     } else if (name == "--save-every") {
@@ -108,6 +110,8 @@ TrainFlags parseTrainFlags(int argc, char **argv) {
   }
   if (f.resume && !f.save)
     throw UsageError("--resume continues from the checkpoints in --save DIR; pass --save DIR");
+  if (f.loadDelta && !f.load)
+    throw UsageError("--load-delta FILE goes over a backbone: pass --load PATH too");
   if (f.resume && f.load)
     throw UsageError("--resume and --load exclude each other (--load starts a new run from "
                      "a checkpoint's parameters)");
@@ -180,6 +184,9 @@ void printTrainHelp(FILE *out, const char *argv0, const ProgramInfo &p) {
   std::fprintf(out,
                "  --load PATH          start from a checkpoint's parameters (our or Hugging "
                "Face names) instead of fresh ones\n");
+  std::fprintf(out,
+               "  --load-delta FILE    with --load: then a delta checkpoint (delta.safetensors) "
+               "tuned on that backbone\n");
   std::fprintf(out,
                "  --save DIR           write checkpoints to DIR/step-NNNNNNN (at the end, "
                "every --save-every steps, on SIGINT/SIGTERM)\n");

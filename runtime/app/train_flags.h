@@ -26,6 +26,7 @@ struct TrainFlags {
   std::optional<double> lr;             // --lr: base learning rate
   std::optional<uint64_t> seed;         // --seed (default 0; a resume keeps its own)
   std::optional<std::string> load;      // --load DIR|FILE: params only
+  std::optional<std::string> loadDelta; // --load-delta FILE: a delta checkpoint over --load
   std::optional<std::string> save;      // --save DIR
   int64_t saveEvery = 0;                // 0: only at the end and on a signal
   int64_t keep = 3;                     // complete checkpoints kept in --save DIR

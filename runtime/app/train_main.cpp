@@ -221,7 +221,10 @@ void TrainRun::openData() {
 }
 
 int TrainRun::evalOnly(const Buffers &buf) {
+  initDeltaParams(program_, buf.params, seed_);
   LoadReport r = loadCheckpoint(*flags_.load, program_, buf.params);
+  if (flags_.loadDelta)
+    loadDeltaCheckpoint(*flags_.loadDelta, program_, buf.params);
   DataOptions o;
   o.path = flags_.data ? *flags_.data : (train_.data ? train_.data : "");
   o.tokenizer = flags_.tokenizer;
@@ -315,8 +318,17 @@ int TrainRun::run() {
     lastCheckpoint_ = resumed->path;
     lastSavedStep_ = resumed->state.step;
   } else if (flags_.load) {
+    // Delta tuning: a backbone checkpoint lacks the deltas, which start
+    // from their declared initializers.
+    initDeltaParams(program_, buf.params, seed_);
     LoadReport r = loadCheckpoint(*flags_.load, program_, buf.params);
     start = "parameters from " + r.file + ", fresh optimizer";
+    if (flags_.loadDelta) {
+      LoadReport d = loadDeltaCheckpoint(*flags_.loadDelta, program_, buf.params);
+      start += ", " + std::to_string(d.tensors) + " delta tensors from " + d.file;
+    } else if (!r.freshDeltas.empty()) {
+      start += ", " + std::to_string(r.freshDeltas.size()) + " fresh delta tensors";
+    }
   } else {
     initParams(program_, buf.params, seed_);
     start = "fresh parameters (seed " + std::to_string(seed_) + ")";

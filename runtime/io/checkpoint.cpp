@@ -50,7 +50,7 @@ std::vector<Layout> candidateLayouts(const ProgramInfo &program) {
 std::vector<const Binding *> missingTensors(const Layout &layout, const CheckpointFiles &cp) {
   std::vector<const Binding *> missing;
   for (const Binding &b : layout.bindings)
-    if (!b.tied && !cp.byName.count(b.external))
+    if (!b.tied && !b.delta && !cp.byName.count(b.external))
       missing.push_back(&b);
   return missing;
 }
@@ -74,7 +74,7 @@ bool isIgnoredBuffer(const std::string &name) {
     std::vector<const Binding *> missing = missingTensors(layout, cp);
     size_t needed = 0;
     for (const Binding &b : layout.bindings)
-      needed += !b.tied;
+      needed += !b.tied && !b.delta;
     message += "\n  " + layout.title + ": " + std::to_string(missing.size()) + " of " +
                std::to_string(needed) + " tensors missing, e.g.";
     for (size_t k = 0; k < missing.size() && k < 3; ++k)
@@ -177,6 +177,10 @@ LoadReport loadCheckpoint(const std::string &path, const ProgramInfo &program, v
   for (const Binding &b : chosen->bindings) {
     const SafetensorsFile *file = nullptr;
     const FileTensor *t = cp.find(b.external, &file);
+    if (!b.tied && b.delta && !t) {
+      report.freshDeltas.push_back(b.external);
+      continue;
+    }
     if (!b.tied) {
       loadBinding(b, *t, *file, (uint8_t *)params, external, scratch);
       ++report.tensors;

@@ -152,11 +152,31 @@ std::vector<Binding> ourLayout(const ProgramInfo &program) {
     Binding b;
     b.external = program.params[k].name;
     b.parts.push_back(wholeParam(program.params[k]));
+    b.delta = program.params[k].delta;
     finishBinding(b, 0, std::string("param '") + b.external + "'");
     bindings.push_back(std::move(b));
   }
   return bindings;
 }
+
+namespace {
+
+/// Delta params have no rule in a backbone's name map: they go under our
+/// names beside it.
+void appendDeltaBindings(const ProgramInfo &program, std::vector<Binding> &bindings) {
+  for (int k = 0; k < program.numParams; ++k) {
+    if (!program.params[k].delta)
+      continue;
+    Binding b;
+    b.external = program.params[k].name;
+    b.parts.push_back(wholeParam(program.params[k]));
+    b.delta = true;
+    finishBinding(b, 0, std::string("delta param '") + b.external + "'");
+    bindings.push_back(std::move(b));
+  }
+}
+
+} // namespace
 
 std::vector<Binding> mapLayout(const ProgramInfo &program, const NameMap &map) {
   validateParams(program);
@@ -189,6 +209,7 @@ std::vector<Binding> mapLayout(const ProgramInfo &program, const NameMap &map) {
       bindings.push_back(std::move(b));
     }
   }
+  appendDeltaBindings(program, bindings);
   return bindings;
 }
 

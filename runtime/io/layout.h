@@ -34,6 +34,7 @@ struct Binding {
   int axis = 0;                  // normalized to [0, rank)
   bool transpose = false;        // 2-D only
   bool tied = false;             // may be absent; if present must equal parts
+  bool delta = false;            // a delta param's: may be absent (keeps its values)
   DType dtype = DType::F32;      // of every part
   std::vector<int64_t> concatShape; // our layout: parts joined along axis
   std::vector<int64_t> fileShape;   // the file's shape (concatShape transposed)

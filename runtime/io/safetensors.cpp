@@ -240,6 +240,9 @@ SafetensorsFile SafetensorsFile::open(const std::string &path) {
     if (name == "__metadata__") {
       if (entry.kind != json::Value::Kind::Object)
         fail(path + ": \"__metadata__\" is not an object");
+      for (const auto &[key, value] : entry.object)
+        if (value.kind == json::Value::Kind::String)
+          file.metadata_.emplace_back(key, value.string);
       continue;
     }
     file.tensors_.push_back(parseTensorEntry(name, entry, path, dataBytes));

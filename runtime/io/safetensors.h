@@ -63,6 +63,8 @@ public:
 
   const std::string &path() const { return path_; }
   const std::vector<FileTensor> &tensors() const { return tensors_; }
+  /// The string values of __metadata__ (others are skipped).
+  const std::vector<std::pair<std::string, std::string>> &metadata() const { return metadata_; }
 
   /// Converts `t` into `numel` elements of dtype `to` at `dst`. Float file
   /// dtypes convert to F32/F64, integer ones to I32 (range-checked); the
@@ -76,6 +78,7 @@ private:
   size_t size_ = 0;
   const uint8_t *data_ = nullptr; // the data section inside map_
   std::vector<FileTensor> tensors_;
+  std::vector<std::pair<std::string, std::string>> metadata_;
 };
 
 /// One tensor to write; `bytes` returns a pointer to its data (numel elements
@@ -87,8 +90,10 @@ struct OutTensor {
   std::function<const void *(std::vector<uint8_t> &scratch)> bytes;
 };
 
-/// Writes `tensors` with __metadata__ {"format": "pt"} atomically to `file`.
-void writeSafetensors(const std::string &file, const std::vector<OutTensor> &tensors);
+/// Writes `tensors` with __metadata__ {"format": "pt"} (and the string
+/// pairs of `metadata`) atomically to `file`.
+void writeSafetensors(const std::string &file, const std::vector<OutTensor> &tensors,
+                      const std::vector<std::pair<std::string, std::string>> &metadata = {});
 
 } // namespace bmrt::io
 

@@ -24,8 +24,12 @@ namespace bmrt::io {
 
 namespace {
 
-std::string buildHeader(const std::vector<OutTensor> &tensors) {
-  std::string header = "{\"__metadata__\":{\"format\":\"pt\"}";
+std::string buildHeader(const std::vector<OutTensor> &tensors,
+                        const std::vector<std::pair<std::string, std::string>> &metadata) {
+  std::string header = "{\"__metadata__\":{\"format\":\"pt\"";
+  for (const auto &[key, value] : metadata)
+    header += "," + json::quote(key) + ":" + json::quote(value);
+  header += "}";
   uint64_t offset = 0;
   for (const OutTensor &t : tensors) {
     uint64_t bytes = paramDTypeSize(t.dtype);
@@ -49,8 +53,9 @@ std::string buildHeader(const std::vector<OutTensor> &tensors) {
 
 } // namespace
 
-void writeSafetensors(const std::string &file, const std::vector<OutTensor> &tensors) {
-  std::string header = buildHeader(tensors);
+void writeSafetensors(const std::string &file, const std::vector<OutTensor> &tensors,
+                      const std::vector<std::pair<std::string, std::string>> &metadata) {
+  std::string header = buildHeader(tensors, metadata);
   AtomicFile out(file);
   uint64_t headerBytes = header.size();
   uint8_t lengthBytes[8];

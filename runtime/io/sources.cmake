@@ -8,5 +8,6 @@ bmrt_add_component(io
   ${CMAKE_CURRENT_LIST_DIR}/layout.cpp
   ${CMAKE_CURRENT_LIST_DIR}/checkpoint_files.cpp
   ${CMAKE_CURRENT_LIST_DIR}/checkpoint.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/delta_checkpoint.cpp
   ${CMAKE_CURRENT_LIST_DIR}/optimizer_state.cpp
 )

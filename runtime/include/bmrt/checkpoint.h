@@ -21,6 +21,7 @@ struct LoadReport {
   std::string file;     // the file(s) read
   std::string nameMap;  // "" (our names) or the map's name ("hf")
   int64_t tensors = 0;  // tensors read
+  std::vector<std::string> freshDeltas; // delta params the file lacks (left as they were)
 };
 
 /// `path`: a .safetensors file, or a directory holding model.safetensors (or
@@ -28,6 +29,19 @@ struct LoadReport {
 /// allocation `params` (program.paramBytes bytes). The layout is detected:
 /// our names, else the first name map whose every required tensor is there.
 LoadReport loadCheckpoint(const std::string &path, const ProgramInfo &program, void *params);
+
+/// Delta checkpoints (io/delta_checkpoint.cpp): only the delta params and
+/// the params a training program trains (BitFit's biases), under our names,
+/// with the model's name and a hash of every other param (the backbone) in
+/// the metadata. Returns the bytes of tensor data written.
+bool isDeltaTensor(const ParamInfo &p);
+int64_t saveDeltaCheckpoint(const std::string &file, const ProgramInfo &program,
+                            const void *params);
+/// Fills the params the file holds, after checking that the backbone already
+/// in `params` (from --load) hashes as the one the delta was tuned on, that
+/// every tensor is a param of this shape and every delta param is there.
+LoadReport loadDeltaCheckpoint(const std::string &file, const ProgramInfo &program,
+                               void *params);
 
 /// Writes every param to `file` (atomically); mapName null/"" = our names,
 /// else the name map of that name (tied tensors written too).

@@ -46,6 +46,9 @@ struct ParamInfo {
                            // run (= gradOffset; Partition says where slot k
                            // starts); -1: no optimizer state
   bool decay = false;      // AdamW applies weight decay to it
+  bool delta = false;      // added by delta tuning (bmb-insert-deltas): saved under
+                           // our name beside any name map; a checkpoint without it
+                           // leaves it at its declared initializer (LoadReport::freshDeltas)
 };
 
 /// One rule of a checkpoint name map (declared in the .bmb file with
@@ -134,6 +137,14 @@ enum class ModelKind : int {
 
 struct TrainInfo;
 
+/// A LoRA that an infer program merges into its weight after loading
+/// (bmb-insert-deltas, infer jobs): weight += scale * b @ a, per layer for
+/// stacked params (weight [out, in], a [rank, in], b [out, rank]).
+struct DeltaMerge {
+  const char *weight, *a, *b;
+  double scale;
+};
+
 struct ProgramInfo {
   const char *source;          // the .bmb file it was compiled from
   const char *job;
@@ -154,7 +165,12 @@ struct ProgramInfo {
   int64_t topK;
   const char *tokenizer;       // job's `tokenizer` setting ("" = from the checkpoint dir)
   const TrainInfo *train = nullptr;      // train jobs only (entries is then empty)
+  const DeltaMerge *merges = nullptr;    // infer jobs with a merged LoRA delta
+  int numMerges = 0;
 };
+
+/// Applies program.merges to the loaded params (infer_main, after loading).
+void mergeDeltas(const ProgramInfo &program, void *params);
 
 //===----------------------------------------------------------------------===//
 // Training programs (issue 4)
@@ -244,6 +260,9 @@ int train_main(int argc, char **argv, const ProgramInfo &program);
 /// values do not depend on thread count or machine. Fails if a parameter has
 /// no declared initializer.
 void initParams(const ProgramInfo &program, void *params, uint64_t seed);
+/// The same for the delta params only (ParamInfo::delta): before loading a
+/// backbone checkpoint that lacks them.
+void initDeltaParams(const ProgramInfo &program, void *params, uint64_t seed);
 
 /// The infer executable's main (runtime/app): parses flags, loads the
 /// checkpoint and tokenizer, runs prefill/decode, samples, streams.

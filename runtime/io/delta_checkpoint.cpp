@@ -1,0 +1,148 @@
+//===- io/delta_checkpoint.cpp - Delta-only checkpoints -------------------===//
+//
+// A delta-tuned model is a large frozen backbone plus a few trained tensors.
+// A delta checkpoint holds only the latter, under our names, and pins the
+// backbone by a hash in its safetensors metadata:
+//   "bmb.delta_of":    the model's name;
+//   "bmb.backbone":    FNV-1a 64 (hex) of every param the file does not hold,
+//                      in name order, over (name, 0, dtype, shape, bytes).
+// Loading one recomputes the hash over the backbone loaded before it and
+// refuses a mismatch: deltas tuned on other weights would load silently and
+// compute nonsense.
+//
+//===----------------------------------------------------------------------===//
+#include "safetensors.h"
+
+#include "bmrt/checkpoint.h"
+#include "bmrt/context.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+namespace bmrt {
+
+using namespace io;
+
+namespace {
+
+constexpr const char *kDeltaOf = "bmb.delta_of";
+constexpr const char *kBackbone = "bmb.backbone";
+
+int64_t numel(const ParamInfo &p) {
+  int64_t n = 1;
+  for (int d = 0; d < p.rank; ++d)
+    n *= p.shape[d];
+  return n;
+}
+
+struct Hash {
+  uint64_t h = 0xcbf29ce484222325ull;
+  void add(const void *data, size_t n) {
+    const uint8_t *b = (const uint8_t *)data;
+    for (size_t k = 0; k < n; ++k)
+      h = (h ^ b[k]) * 0x100000001b3ull;
+  }
+};
+
+/// The hash of the params not in `held`.
+std::string backboneHash(const ProgramInfo &program, const void *params,
+                         const std::set<std::string> &held) {
+  std::vector<const ParamInfo *> rest;
+  for (int k = 0; k < program.numParams; ++k)
+    if (!held.count(program.params[k].name))
+      rest.push_back(&program.params[k]);
+  std::sort(rest.begin(), rest.end(),
+            [](const ParamInfo *a, const ParamInfo *b) { return strcmp(a->name, b->name) < 0; });
+  Hash h;
+  for (const ParamInfo *p : rest) {
+    h.add(p->name, strlen(p->name) + 1);
+    int32_t dtype = (int32_t)p->dtype;
+    h.add(&dtype, sizeof dtype);
+    h.add(p->shape, sizeof(int64_t) * (size_t)p->rank);
+    h.add((const uint8_t *)params + p->offset, (size_t)numel(*p) * paramDTypeSize(p->dtype));
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016" PRIx64, h.h);
+  return hex;
+}
+
+const ParamInfo *findParam(const ProgramInfo &program, const std::string &name) {
+  for (int k = 0; k < program.numParams; ++k)
+    if (name == program.params[k].name)
+      return &program.params[k];
+  return nullptr;
+}
+
+} // namespace
+
+bool isDeltaTensor(const ParamInfo &p) { return p.delta || p.gradOffset >= 0; }
+
+int64_t saveDeltaCheckpoint(const std::string &file, const ProgramInfo &program,
+                            const void *params) {
+  std::set<std::string> held;
+  std::vector<OutTensor> out;
+  int64_t bytes = 0;
+  for (int k = 0; k < program.numParams; ++k) {
+    const ParamInfo &p = program.params[k];
+    if (!isDeltaTensor(p))
+      continue;
+    held.insert(p.name);
+    OutTensor t{p.name, p.dtype, std::vector<int64_t>(p.shape, p.shape + p.rank), nullptr};
+    const uint8_t *at = (const uint8_t *)params + p.offset;
+    t.bytes = [at](std::vector<uint8_t> &) -> const void * { return at; };
+    out.push_back(std::move(t));
+    bytes += numel(p) * (int64_t)paramDTypeSize(p.dtype);
+  }
+  writeSafetensors(file, out,
+                   {{kDeltaOf, program.model}, {kBackbone, backboneHash(program, params, held)}});
+  return bytes;
+}
+
+LoadReport loadDeltaCheckpoint(const std::string &file, const ProgramInfo &program,
+                               void *params) {
+  SafetensorsFile f = SafetensorsFile::open(file);
+  std::string of, pinned;
+  for (const auto &[key, value] : f.metadata()) {
+    if (key == kDeltaOf)
+      of = value;
+    if (key == kBackbone)
+      pinned = value;
+  }
+  if (of.empty() || pinned.empty())
+    fail(file + ": not a delta checkpoint (no \"" + kDeltaOf + "\" / \"" + kBackbone +
+         "\" metadata; a full checkpoint goes to --load)");
+  if (of != program.model)
+    fail(file + ": a delta checkpoint of model '" + of + "', not '" + program.model + "'");
+  std::set<std::string> held;
+  for (const FileTensor &t : f.tensors()) {
+    const ParamInfo *p = findParam(program, t.name);
+    if (!p)
+      fail(file + ": tensor '" + t.name + "' is not a param of model '" + program.model + "'");
+    if (t.shape != std::vector<int64_t>(p->shape, p->shape + p->rank))
+      fail(file + ": shape mismatch for tensor '" + t.name + "': expected " +
+           shapeString(std::vector<int64_t>(p->shape, p->shape + p->rank)) + ", file has " +
+           shapeString(t.shape));
+    held.insert(t.name);
+  }
+  for (int k = 0; k < program.numParams; ++k)
+    if (program.params[k].delta && !held.count(program.params[k].name))
+      fail(file + ": no tensor for the delta param '" + program.params[k].name + "'");
+  std::string actual = backboneHash(program, params, held);
+  if (actual != pinned)
+    fail(file + ": the delta was tuned on another backbone (backbone hash " + pinned +
+         ", the loaded backbone's is " + actual +
+         "): --load the checkpoint it was tuned from");
+  LoadReport report;
+  report.file = file;
+  for (const FileTensor &t : f.tensors()) {
+    const ParamInfo *p = findParam(program, t.name);
+    f.read(t, p->dtype, (uint8_t *)params + p->offset, std::string("param '") + p->name + "'");
+    ++report.tensors;
+  }
+  return report;
+}
+
+} // namespace bmrt

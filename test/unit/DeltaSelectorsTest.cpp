@@ -1,0 +1,51 @@
+//===- DeltaSelectorsTest.cpp - Selectors of delta tuning -----------------===//
+//
+// passes/DeltaSelectors.h: suffix, glob and `re:` matching on dotted paths,
+// per-iteration selectors, malformed ones and near misses.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/DeltaSelectors.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir::bmb;
+
+TEST(DeltaSelectors, SuffixOnSegmentBoundaries) {
+  EXPECT_TRUE(selectorMatches("attn.q", "h.attn.q"));
+  EXPECT_TRUE(selectorMatches("attn.q", "attn.q"));
+  EXPECT_TRUE(selectorMatches("q", "h.attn.q"));
+  EXPECT_FALSE(selectorMatches("attn.q", "h.xattn.q"));
+  EXPECT_FALSE(selectorMatches("attn", "h.attn.q"));
+  EXPECT_FALSE(selectorMatches("h.attn.q", "attn.q"));
+}
+
+TEST(DeltaSelectors, Globs) {
+  EXPECT_TRUE(selectorMatches("*.attn.*", "h.attn.q"));
+  EXPECT_FALSE(selectorMatches("*.attn.*", "enc.h.attn.q"));
+  EXPECT_TRUE(selectorMatches("**.attn.*", "enc.h.attn.q"));
+  EXPECT_TRUE(selectorMatches("h.*", "h.mlp"));
+  EXPECT_FALSE(selectorMatches("h.*", "h.mlp.up"));
+}
+
+TEST(DeltaSelectors, RegularExpressionsMatchTheWholePath) {
+  EXPECT_TRUE(selectorMatches("re:h\\.attn\\.(q|v)", "h.attn.v"));
+  EXPECT_FALSE(selectorMatches("re:h\\.attn\\.(q|v)", "h.attn.k"));
+  EXPECT_FALSE(selectorMatches("re:attn", "h.attn"));
+  EXPECT_FALSE(selectorMatches("re:(", "h.attn"));
+  EXPECT_NE(checkSelector("re:("), "");
+  EXPECT_EQ(checkSelector("re:.*"), "");
+  EXPECT_NE(checkSelector(""), "");
+}
+
+TEST(DeltaSelectors, IterationIndices) {
+  EXPECT_TRUE(selectsIterations("h.0.attn.q"));
+  EXPECT_FALSE(selectsIterations("h.attn.q"));
+  EXPECT_FALSE(selectsIterations("re:h\\.[0-9]+"));
+}
+
+TEST(DeltaSelectors, NearMisses) {
+  std::vector<std::string> paths = {"h.attn.q", "h.attn.k", "h.mlp.up", "wte"};
+  EXPECT_EQ(nearMisses("attn.qq", paths), "'h.attn.q' or 'h.attn.k'");
+  EXPECT_EQ(nearMisses("mlp.upp", paths), "'h.mlp.up'");
+  EXPECT_EQ(nearMisses("zzzzzzzzzz", paths), "");
+}

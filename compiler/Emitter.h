@@ -9,6 +9,7 @@
 #define BMB_COMPILER_EMITTER_H
 
 #include "dialects/BmbExec/BmbExecOps.h"
+#include "passes/Autocast.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -66,6 +67,15 @@ inline std::string cDouble(double v) {
       break;
   }
   return b;
+}
+
+/// The LowPrecision enumerator (bmrt/lowp.h) of a GEMM that bmb-autocast
+/// marked, or "" for an unmarked (fp32) one.
+inline std::string lowPrecisionArg(Operation *op) {
+  Type t = mlir::bmb::autocastType(op);
+  if (!t)
+    return "";
+  return t.isBF16() ? "LowPrecision::BF16" : "LowPrecision::FP16";
 }
 
 /// A DType enumerator of program.h.

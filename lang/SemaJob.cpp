@@ -46,7 +46,9 @@ std::vector<ValueSpec> jobSchema(ast::JobKind kind) {
          {"memory", VT::Size, {}},
          {"eval_every", VT::PosInt, {}},
          {"save_every", VT::PosInt, {}},
-         {"log_every", VT::PosInt, {}}});
+         {"log_every", VT::PosInt, {}},
+         {"loss_scale", VT::PosFloat, {}},
+         {"loss_scale_window", VT::PosInt, {}}});
   if (kind == ast::JobKind::Tune)
     add({{"prompt", VT::Prompt, {}},
          {"delta", VT::Config, {"lora", "adapter", "prefix", "bitfit"}}});

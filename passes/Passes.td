@@ -46,6 +46,20 @@ def AttachLossPass : Pass<"bmb-attach-loss", "::mlir::ModuleOp"> {
   }];
 }
 
+def AutocastPass : Pass<"bmb-autocast", "::mlir::ModuleOp"> {
+  let summary = "Marks the GEMMs of a bf16 / fp16 train job to compute on reduced inputs";
+  let description = [{
+    For a train job with `precision = bf16` (or `fp16`), marks the
+    GEMM-class ops of `@loss` (`bmb.linear`, `bmb.lm_head`,
+    `bmb.fused_classifier`'s head) with `bmb.autocast = bf16` (`f16`):
+    their inputs are rounded to the reduced type, products are accumulated
+    and stored in fp32. Norms, softmax, attention, the loss and the
+    optimizer stay fp32; the params stay fp32 (the master weights).
+    bmb-autodiff gives the gradient GEMMs of a marked op the same mark.
+    Runs after bmb-attach-loss, before bmb-autodiff.
+  }];
+}
+
 def AutodiffPass : Pass<"bmb-autodiff", "::mlir::ModuleOp"> {
   let summary = "Adds @train_step: the loss and its reverse pass";
   let description = [{

@@ -24,6 +24,7 @@ void mlir::bmb::populateInferPipeline(OpPassManager &pm) {
 
 void mlir::bmb::populateAutodiffPipeline(OpPassManager &pm) {
   pm.addPass(createAttachLossPass());
+  pm.addPass(createAutocastPass());
   pm.addPass(createAutodiffPass());
   pm.addPass(createInsertOptimizerPass());
   pm.addPass(createDataParallelPass());
@@ -44,7 +45,7 @@ void mlir::bmb::populateTrainPipeline(OpPassManager &pm) {
 void mlir::bmb::registerBmbPipelines() {
   PassPipelineRegistration<>(
       "bmb-train-pipeline",
-      "A train job: frontend, bmb-attach-loss, bmb-autodiff, bmb-insert-optimizer, "
+      "A train job: frontend, bmb-attach-loss, bmb-autocast, bmb-autodiff, bmb-insert-optimizer, "
       "bmb-data-parallel, bmb-zero, "
       "bmb-lower-to-exec, canonicalize, bmb-fuse-kernels, bmb-verify-async, bmb-plan-memory, "
       "bmb-prepare-for-emission",

@@ -32,6 +32,7 @@ struct BannerInfo {
   bool deterministic = false;
   Partition part;
   std::array<int64_t, 3> bufferBytes = {0, 0, 0}; // params, grads, optimizer state
+  double lossScale = 0;             // fp16: the loss scale the run starts with
 };
 
 void printTrainBanner(FILE *out, const ProgramInfo &program, const BannerInfo &info);
@@ -42,6 +43,8 @@ struct StepMetrics {
   double loss = 0, lr = 0, gradNorm = 0;
   double tokensPerSecond = 0;
   double elapsed = 0;       // seconds since the run started
+  double lossScale = 0;     // fp16: the loss scale after the step (0: not fp16)
+  bool skipped = false;     // fp16: the update was skipped (overflow)
 };
 
 class Progress {

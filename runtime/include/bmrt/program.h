@@ -230,6 +230,15 @@ struct TrainInfo {
   int64_t groupParamOffset = 0;
   int64_t groupElems = 0;
   int64_t partitionAlign = 1;
+  // Mixed precision (docs/training.md): "bf16" or "fp16", else "fp32" (an
+  // fp64 program's dtypes say F64). bf16/fp16: the GEMMs round their inputs
+  // to that type and accumulate in fp32; params, grads and optimizer state
+  // stay fp32 (the params are the master weights).
+  const char *precision = "fp32";
+  // fp16: dynamic loss scaling (runtime/app/loss_scale.h) starts at
+  // lossScale and doubles after lossScaleWindow updates without overflow.
+  double lossScale = 65536;
+  int64_t lossScaleWindow = 1000;
 };
 
 /// The partition of `rank` of `ranks` (Partition's comment).

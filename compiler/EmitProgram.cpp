@@ -278,13 +278,17 @@ void Emitter::emitOp(Operation *op) {
                           .Case("relu", "Epilogue::Relu")
                           .Case("silu", "Epilogue::Silu")
                           .Default("Epilogue::Tanh");
-    // bmb-autocast's mark: the inputs are rounded to bf16 / fp16 (bmrt/lowp.h).
-    if (std::string p = lowPrecisionArg(g); !p.empty())
+    // bmb-autocast's mark: the inputs are rounded to bf16 / fp16 (bmrt/lowp.h);
+    // a trainable weight is read from the reduced copy of the params.
+    std::string p = lowPrecisionArg(g), w = p.empty() ? "" : lowWeight(g.getB());
+    if (!w.empty())
+      os << in << "gemm_lowp_w(ctx, " << p << ", ";
+    else if (!p.empty())
       os << in << "gemm_lowp(ctx, " << p << ", ";
     else
       os << in << "gemm<" << cType(mt(g.getOut()).getElementType()) << ">(ctx, ";
     os << rowsOf(g.getOut(), g.getRows()) << ", " << n << ", " << k
-       << ", " << name(g.getA()) << ", " << k << ", " << name(g.getB()) << ", "
+       << ", " << name(g.getA()) << ", " << k << ", " << (w.empty() ? name(g.getB()) : w) << ", "
        << (g.getTransB() ? k : n) << ", " << (g.getTransB() ? "Trans::T" : "Trans::N") << ", "
        << name(g.getOut()) << ", " << n << ", " << opt(g.getBias()) << ", " << act << ", "
        << opt(g.getResidual()) << ");\n";

@@ -174,7 +174,11 @@ bool Emitter::emitTrainOp(Operation *op) {
     return true;
   }
   if (auto m = dyn_cast<MatmulOp>(op)) {
-    if (std::string p = lowPrecisionArg(m); !p.empty())
+    // A trainable weight as b (dx = dy . w) is read from the reduced copy.
+    std::string p = lowPrecisionArg(m), w = p.empty() ? "" : lowWeight(m.getB());
+    if (!w.empty())
+      os << in << "gemm_ex_lowp_w(ctx, " << p << ", ";
+    else if (!p.empty())
       os << in << "gemm_ex_lowp(ctx, " << p << ", ";
     else
       os << in << "gemm_ex<" << elem(m.getC()) << ">(ctx, ";
@@ -182,8 +186,8 @@ bool Emitter::emitTrainOp(Operation *op) {
        << (m.getTransA() ? "Trans::T" : "Trans::N") << ", "
        << (m.getTransB() ? "Trans::T" : "Trans::N") << ", " << m.getM() << ", " << m.getN()
        << ", " << m.getK() << ", " << name(m.getA()) << ", " << last(m.getA()) << ", "
-       << name(m.getB()) << ", " << last(m.getB()) << ", " << name(m.getC()) << ", "
-       << m.getN() << ", " << (m.getAccumulate() ? "true" : "false") << ");\n";
+       << (w.empty() ? name(m.getB()) : w) << ", " << last(m.getB()) << ", " << name(m.getC())
+       << ", " << m.getN() << ", " << (m.getAccumulate() ? "true" : "false") << ");\n";
     return true;
   }
   if (auto s = dyn_cast<SumRowsOp>(op)) {

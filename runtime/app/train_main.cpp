@@ -26,6 +26,7 @@
 #include "app/train_step.h"
 #include "bmrt/checkpoint.h"
 #include "bmrt/comm.h"
+#include "bmrt/lowp.h"
 #include "bmrt/program.h"
 #include "bmrt/training.h"
 
@@ -223,6 +224,7 @@ void TrainRun::openData() {
 
 int TrainRun::evalOnly(const Buffers &buf) {
   LoadReport r = loadCheckpoint(*flags_.load, program_, buf.params);
+  refresh_low_params(ctx_, buf, train_); // mixed precision: the GEMMs' weight copy
   DataOptions o;
   o.path = flags_.data ? *flags_.data : (train_.data ? train_.data : "");
   o.tokenizer = flags_.tokenizer;
@@ -327,6 +329,9 @@ int TrainRun::run() {
     initParams(program_, buf.params, seed_);
     start = "fresh parameters (seed " + std::to_string(seed_) + ")";
   }
+  // Mixed precision: the GEMMs read their weights from a reduced copy of
+  // the params; TrainStepper refreshes it after every update.
+  refresh_low_params(ctx_, buf, train_);
   openData();
   const int64_t startStep = resumed ? resumed->state.step : 0;
   if (resumed)
@@ -348,6 +353,7 @@ int TrainRun::run() {
   banner.deterministic = comm_->deterministic();
   banner.part = buf.part;
   banner.bufferBytes = {buffers.bytes(0), buffers.bytes(3), buffers.bytes(4)};
+  banner.lowParamBytes = buffers.bytes(5);
   banner.lossScale = flags_.lossScale > 0                        ? flags_.lossScale
                      : resumed && resumed->state.lossScale > 0 ? resumed->state.lossScale
                                                                : train_.lossScale;

@@ -13,13 +13,17 @@ static double mib(int64_t bytes) { return (double)bytes / (1 << 20); }
 void printTrainBanner(FILE *out, const ProgramInfo &p, const BannerInfo &b) {
   const TrainInfo &t = *p.train;
   std::fprintf(out, "training %s (job %s of %s)\n", p.model, p.job, p.source);
+  char lowCopy[64] = "";
+  if (b.lowParamBytes > 0)
+    std::snprintf(lowCopy, sizeof lowCopy, ", %s weight copy %.2f MiB",
+                  t.precision ? t.precision : "", mib(b.lowParamBytes));
   std::fprintf(out,
-               "memory: params %.2f MiB, grads %.2f MiB, optimizer state %.2f MiB, "
+               "memory: params %.2f MiB, grads %.2f MiB, optimizer state %.2f MiB%s, "
                "activations %.2f MiB, total %.2f MiB%s\n",
                mib(b.bufferBytes[0]), mib(b.bufferBytes[1]), mib(b.bufferBytes[2]),
-               mib(p.activationBytes),
-               mib(b.bufferBytes[0] + b.bufferBytes[1] + b.bufferBytes[2] + p.activationBytes +
-                   p.stateBytes),
+               lowCopy, mib(p.activationBytes),
+               mib(b.bufferBytes[0] + b.bufferBytes[1] + b.bufferBytes[2] + b.lowParamBytes +
+                   p.activationBytes + p.stateBytes),
                b.ranks > 1 ? " per rank" : "");
   if (b.ranks > 1)
     std::fprintf(out,

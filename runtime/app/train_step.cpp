@@ -3,6 +3,7 @@
 #include "app/train_mask.h"
 
 #include "bmrt/comm.h"
+#include "bmrt/lowp.h"
 #include "bmrt/training.h"
 
 #include <cstring>
@@ -164,6 +165,9 @@ double TrainStepper::optimizerStep(int64_t step, double lr) {
   args.lr = lr;
   args.seed = seed_;
   program_.train->optimizerStep.fn(ctx_, buf_, args);
+  // Mixed precision: the GEMMs' weight copy follows the master weights
+  // (every rank holds all of them now, also after ZeRO-1's all-gather).
+  refresh_low_params(ctx_, buf_, *program_.train);
   return args.gradNorm;
 }
 

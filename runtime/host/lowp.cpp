@@ -59,6 +59,45 @@ Panels &panels() {
   return p;
 }
 
+// The [rows, cols] matrix of reduced-type bits at src (row stride ld)
+// widened to fp32 (exactly), packed into `panel`.
+const float *widenPanel(Context &ctx, LowPrecision p, std::vector<float> &panel,
+                        const uint16_t *src, int64_t rows, int64_t cols, int64_t ld) {
+  if (rows <= 0 || cols <= 0)
+    return nullptr;
+  if (!src)
+    fail("gemm_lowp_w: no reduced-precision weights (Buffers::lowParams is not allocated)");
+  if (ld < cols)
+    fail("gemm_lowp_w: leading dimension " + std::to_string(ld) +
+         " is less than the row length " + std::to_string(cols));
+  panel.resize((size_t)(rows * cols));
+  float *dst = panel.data();
+  const bool bf = p == LowPrecision::BF16;
+  if (!bf && p != LowPrecision::FP16)
+    fail("gemm_lowp_w: invalid precision " + std::to_string((int)p));
+#pragma omp parallel for num_threads(host::threadCount(ctx)) schedule(static) \
+    if (rows * cols >= (1 << 16))
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; ++j) {
+      const uint16_t bits = src[r * ld + j];
+      dst[r * cols + j] = bf ? to_float(bf16{bits}) : to_float(fp16{bits});
+    }
+  return dst;
+}
+
+bool lowPrecisionOf(const TrainInfo &train, LowPrecision &p) {
+  if (!train.precision)
+    return false;
+  const std::string s = train.precision;
+  if (s == "bf16")
+    p = LowPrecision::BF16;
+  else if (s == "fp16")
+    p = LowPrecision::FP16;
+  else
+    return false;
+  return true;
+}
+
 } // namespace
 
 void convert(Context &ctx, bf16 *out, const float *in, int64_t n) {
@@ -98,6 +137,51 @@ void gemm_ex_lowp(Context &ctx, LowPrecision p, Trans transA, Trans transB, int6
   const float *rb = roundPanel(ctx, p, s.b, b, bt ? n : k, bt ? k : n, ldb);
   gemm_ex<float>(ctx, transA, transB, m, n, k, ra, ra == a ? lda : (at ? m : k), rb,
                  rb == b ? ldb : (bt ? k : n), c, ldc, accumulate);
+}
+
+void gemm_lowp_w(Context &ctx, LowPrecision p, int64_t m, int64_t n, int64_t k, const float *a,
+                 int64_t lda, const uint16_t *b, int64_t ldb, Trans transB, float *c,
+                 int64_t ldc, const float *bias, Epilogue act, const float *residual) {
+  if (m < 0 || n < 0 || k < 0)
+    fail("gemm_lowp_w: negative dimension");
+  Panels &s = panels();
+  const float *ra = roundPanel(ctx, p, s.a, a, m, k, lda);
+  const bool bt = transB == Trans::T;
+  const float *wb = widenPanel(ctx, p, s.b, b, bt ? n : k, bt ? k : n, ldb);
+  gemm<float>(ctx, m, n, k, ra, ra == a ? lda : k, wb, bt ? k : n, transB, c, ldc, bias, act,
+              residual);
+}
+
+void gemm_ex_lowp_w(Context &ctx, LowPrecision p, Trans transA, Trans transB, int64_t m,
+                    int64_t n, int64_t k, const float *a, int64_t lda, const uint16_t *b,
+                    int64_t ldb, float *c, int64_t ldc, bool accumulate) {
+  if (m < 0 || n < 0 || k < 0)
+    fail("gemm_ex_lowp_w: negative dimension");
+  Panels &s = panels();
+  const bool at = transA == Trans::T, bt = transB == Trans::T;
+  const float *ra = roundPanel(ctx, p, s.a, a, at ? k : m, at ? m : k, lda);
+  const float *wb = widenPanel(ctx, p, s.b, b, bt ? n : k, bt ? k : n, ldb);
+  gemm_ex<float>(ctx, transA, transB, m, n, k, ra, ra == a ? lda : (at ? m : k), wb,
+                 bt ? k : n, c, ldc, accumulate);
+}
+
+int64_t low_param_bytes(const TrainInfo &train) {
+  LowPrecision p;
+  return lowPrecisionOf(train, p) ? 2 * train.groupElems : 0;
+}
+
+void refresh_low_params(Context &ctx, const Buffers &buf, const TrainInfo &train) {
+  LowPrecision p;
+  if (!lowPrecisionOf(train, p))
+    return;
+  if (!buf.lowParams)
+    fail("refresh_low_params: a " + std::string(train.precision) +
+         " program needs Buffers::lowParams (the app did not allocate it)");
+  const float *master = (const float *)((const char *)buf.params + train.groupParamOffset);
+  if (p == LowPrecision::BF16)
+    convert(ctx, (bf16 *)buf.lowParams, master, train.groupElems);
+  else
+    convert(ctx, (fp16 *)buf.lowParams, master, train.groupElems);
 }
 
 } // namespace bmrt

@@ -23,6 +23,7 @@
 #include "bmrt/context.h"
 #include "bmrt/kernels.h"
 #include "bmrt/portable.h"
+#include "bmrt/program.h"
 
 #include <cstdint>
 #include <cstring>
@@ -125,6 +126,29 @@ void gemm_lowp(Context &ctx, LowPrecision p, int64_t m, int64_t n, int64_t k, co
 void gemm_ex_lowp(Context &ctx, LowPrecision p, Trans transA, Trans transB, int64_t m,
                   int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
                   int64_t ldb, float *c, int64_t ldc, bool accumulate);
+
+/// gemm_lowp whose b is given in the reduced type already (`b` holds bf16 /
+/// fp16 bits as `p` says: the weight copy Buffers::lowParams); a is rounded.
+void gemm_lowp_w(Context &ctx, LowPrecision p, int64_t m, int64_t n, int64_t k, const float *a,
+                 int64_t lda, const uint16_t *b, int64_t ldb, Trans transB, float *c,
+                 int64_t ldc, const float *bias, Epilogue act, const float *residual);
+
+/// gemm_ex_lowp whose b is given in the reduced type already (as above).
+void gemm_ex_lowp_w(Context &ctx, LowPrecision p, Trans transA, Trans transB, int64_t m,
+                    int64_t n, int64_t k, const float *a, int64_t lda, const uint16_t *b,
+                    int64_t ldb, float *c, int64_t ldc, bool accumulate);
+
+//===--- The weight copy of a mixed-precision training program ----------===//
+
+/// Bytes of Buffers::lowParams a program needs: 2 per element of the
+/// trainable group for precision bf16 / fp16, 0 otherwise.
+int64_t low_param_bytes(const TrainInfo &train);
+
+/// Buffers::lowParams = the whole trainable group of buf.params rounded to
+/// the program's reduced type. Called after every update (when every rank
+/// holds every param: after the all-gather under ZeRO-1) and after params
+/// are initialized or loaded; a no-op for fp32/fp64 programs.
+void refresh_low_params(Context &ctx, const Buffers &buf, const TrainInfo &train);
 
 } // namespace bmrt
 

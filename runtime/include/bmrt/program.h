@@ -108,6 +108,11 @@ struct Buffers {
   void *grads = nullptr;       // training: one gradient per trainable param
   void *optState = nullptr;    // training: optimizer state (AdamW m, v)
   Partition part;              // training: this rank's part of the trainable group
+  // Mixed precision (bf16/fp16 programs): the trainable group rounded to the
+  // reduced type, 2 bytes per element, in the group's order; the autocast
+  // GEMMs read their weights here. Refreshed from the fp32 params (the
+  // master weights) after every update (bmrt::refresh_low_params).
+  void *lowParams = nullptr;
 };
 
 /// Entry points: `rows` valid rows starting at absolute position `start`

@@ -38,10 +38,12 @@ params (master weights), gradients and optimizer state are fp32.
          losses, scales and final weights (bytes) as 60 straight steps (the
          scale, its good-step count and the skipped count are restored).
          (The `loss` mode runs fp16 at the default scale against fp32.)
-  dist   bf16 under mpirun -np 2 (plain data parallelism and ZeRO-1), one
-         micro-batch per rank, --deterministic, one thread per rank, 20
-         steps: the same losses (every step) and final weights (bytes) as
-         one process with --accum 2.
+  dist   bf16 under mpirun -np 2 (plain data parallelism and ZeRO-1), and
+         fp16 from --loss-scale 2^30 (its first steps overflow: the ranks
+         must agree to skip them), one micro-batch per rank,
+         --deterministic, one thread per rank, 20 steps: the same losses
+         (every step) and final weights (bytes) as one process with
+         --accum 2.
 """
 
 import json
@@ -292,7 +294,7 @@ def dist(fails, s, exedir):
     tokfile.write(data, r.integers(0, VOCAB, 60000).tolist(), VOCAB)
     env = dict(os.environ, **MPI_ENV)
 
-    def run(name, job, ranks, accum):
+    def run(name, job, ranks, accum, *extra):
         out = os.path.join(s.dir, "dist-" + name)
         shutil.rmtree(out, ignore_errors=True)
         os.makedirs(out)
@@ -300,6 +302,7 @@ def dist(fails, s, exedir):
         cmd = [os.path.join(exedir, job), "--data", data, "--seed", "5", "--threads", "1",
                "--deterministic", "--val-fraction", "0", "--order", "random", "--steps", "20",
                "--accum", str(accum), "--save", os.path.join(out, "ckpt"), "--log", log]
+        cmd += list(extra)
         if ranks:
             cmd = ["mpirun", "-np", str(ranks)] + cmd
         print("$ " + " ".join(cmd), flush=True)
@@ -311,15 +314,23 @@ def dist(fails, s, exedir):
         with open(os.path.join(out, "ckpt", "step-%07d" % 20, "model.safetensors"), "rb") as f:
             return losses, f.read()
 
-    ref = run("ref-accum2", "mixed_bf16", 0, 2)
-    for job in ("mixed_bf16", "mixed_bf16_z1"):
-        got = run(job + "-np2", job, 2, 1)
+    # fp16 from 2^30: the first steps overflow and every rank must skip them.
+    fp16 = ["--loss-scale", str(2**30)]
+    refs = {"bf16": run("ref-accum2", "mixed_bf16", 0, 2),
+            "fp16": run("ref-fp16-accum2", "mixed_fp16", 0, 2, *fp16)}
+    for job in ("mixed_bf16", "mixed_bf16_z1", "mixed_fp16"):
+        ref = refs["fp16" if job == "mixed_fp16" else "bf16"]
+        got = run(job + "-np2", job, 2, 1, *(fp16 if job == "mixed_fp16" else []))
         if ref[0] is None or got[0] is None:
             continue
         fails.check(len(got[0]) == 20 and got[0] == ref[0],
                     "%s on 2 ranks: losses differ from one process --accum 2\n  ref %s\n  got %s"
                     % (job, ref[0][-3:], got[0][-3:]))
         fails.check(got[1] == ref[1], "%s on 2 ranks: final weights differ (bytes)" % job)
+        if job == "mixed_fp16":
+            log = os.path.join(s.dir, "dist-mixed_fp16-np2", "log.jsonl")
+            skipped = sum(r["skipped"] for r in check_train.logged(log))
+            fails.check(skipped >= 3, "fp16 on 2 ranks: %d skipped steps from 2^30" % skipped)
         if got[0] == ref[0] and got[1] == ref[1]:
             print("%s on 2 ranks: 20 losses and the weights identical to --accum 2 (last %.17g)"
                   % (job, got[0][-1]))

@@ -25,6 +25,11 @@ params (master weights), gradients and optimizer state are fp32.
          (2) against torch fp32 autograd: each weight gradient differs by
          more than 1e-4 (the inputs were rounded: not an fp32 program) and,
          like torch.autocast(bfloat16) on CPU, by at most 5e-2.
+         (3) against torch.autocast(bfloat16) on CPU: at most 3e-2. Not
+         closer: autocast also rounds every GEMM's output, and attention's
+         matmuls and the layernorms' inputs to bf16, so it is itself
+         0.3-1.7e-2 from fp32 and we are 0.2-1.0e-2 from fp32, in
+         independent directions (measured: <= 1.7e-2 apart).
   loss   200 steps (lr 3e-3) of fp32, bf16 and fp16 on a learnable token
          stream (a Markov chain: 4 successors per token), evaluated on
          held-out data every 20 steps: every bf16 and fp16 eval loss is
@@ -137,8 +142,8 @@ def grads(fails, s, exedir):
     autocast = {n: p.grad.double().numpy() for n, p in ac.named_parameters()}
 
     largest = max(np.abs(g).max() for g in ref.values())
-    print("%-34s %10s %10s %10s %10s" % ("gradient", "ours-emul", "ours-fp32", "emul-fp32",
-                                         "autocast-fp32"))
+    print("%-34s %10s %10s %10s %10s %10s" % ("gradient", "ours-emul", "ours-fp32",
+                                              "emul-fp32", "autoc-fp32", "ours-autoc"))
     for name, g in sorted(ref.items()):
         if name not in ours:
             fails.add("--dump-grads has no %s" % name)
@@ -153,7 +158,11 @@ def grads(fails, s, exedir):
         e_fp32 = harness.rel_err(o, exact[name])
         d_emu = harness.rel_err(g, exact[name])
         e_ac = harness.rel_err(autocast[name], exact[name])
-        print("%-34s %10.2e %10.2e %10.2e %10.2e" % (name, e_emu, e_fp32, d_emu, e_ac))
+        o_ac = harness.rel_err(o, autocast[name])
+        print("%-34s %10.2e %10.2e %10.2e %10.2e %10.2e" % (name, e_emu, e_fp32, d_emu, e_ac,
+                                                           o_ac))
+        fails.check(o_ac <= 3e-2, "gradient of %s vs torch.autocast(bfloat16): %.2e > 3e-2"
+                    % (name, o_ac))
         fails.check(e_emu <= 5e-3, "gradient of %s vs emulated bf16: %.2e > 5e-3" % (name, e_emu))
         fails.check(e_emu <= 0.5 * d_emu, "gradient of %s: %.2e from emulated bf16, which is "
                     "only %.2e from fp32" % (name, e_emu, d_emu))

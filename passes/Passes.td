@@ -19,7 +19,9 @@ def ParamStatsPass : Pass<"bmb-param-stats", "::mlir::ModuleOp"> {
     `bmb.job` of kind `train` on the model it adds the memory of the
     gradients (trainable parameters, in their dtype) and of the optimizer
     state (AdamW: 2 x f32 per trainable element; SGD: 1 x f32 momentum,
-    none with `momentum = 0`) and the total.
+    none with `momentum = 0`), for `precision = bf16`/`fp16` the GEMMs'
+    reduced-precision weight copy (2 bytes per trainable element), and the
+    total.
 
     `bmbc --stats` prints the same table from the same code
     (`mlir::bmb::computeParamStats` in passes/ParamStats.h). A count or

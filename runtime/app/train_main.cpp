@@ -297,6 +297,9 @@ std::string TrainRun::describeLastCheckpoint() const {
 
 int TrainRun::run() {
   checkProgram(program_);
+  if (flags_.lossScale > 0 && !lossScalerFor(train_, 0).enabled())
+    throw UsageError("--loss-scale applies to precision = fp16 programs (this one is " +
+                     std::string(train_.precision ? train_.precision : "fp32") + ")");
   if (flags_.info) {
     printProgramInfo(stdout, program_);
     return 0;

@@ -238,6 +238,10 @@ void printMemoryPlan(mlir::bmb::exec::ProgramOp program, llvm::raw_ostream &os) 
           act = bytes(program, "activation_bytes"), grads = bytes(program, "grad_bytes"),
           optState = bytes(program, "opt_state_bytes");
   bool train = program->hasAttr("train");
+  // Mixed precision: the GEMMs' bf16/fp16 copy of the trainable group, 2
+  // bytes per element, allocated by the runtime (Buffers::lowParams).
+  auto precision = program->getAttrOfType<mlir::StringAttr>("precision");
+  int64_t lowCopy = precision ? 2 * bytes(program, "group_elems") : 0;
   auto row = [&](const std::string &what, int64_t n) {
     os << "  " << llvm::left_justify(what, 28) << " "
        << llvm::right_justify(mlir::bmb::formatBytes(n), 12) << "  (" << n << " bytes)\n";
@@ -247,13 +251,15 @@ void printMemoryPlan(mlir::bmb::exec::ProgramOp program, llvm::raw_ostream &os) 
   if (train) {
     row("grads", grads);
     row("optimizer state", optState);
+    if (lowCopy)
+      row((precision.getValue() + " weight copy").str(), lowCopy);
   } else {
     row("state (KV cache)", state);
   }
   for (auto f : program.getOps<mlir::func::FuncOp>())
     row(("activations of " + f.getName()).str(), bytes(f, "activation_bytes"));
   row("activations (shared)", act);
-  row("peak", params + state + grads + optState + act);
+  row("peak", params + state + grads + optState + lowCopy + act);
 }
 
 int usage(const std::string &message) {

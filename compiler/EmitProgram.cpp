@@ -55,7 +55,7 @@ void Emitter::emitHeader() {
      << "// in one allocation per role (params, state, activations) at the offsets\n"
      << "// of the compiler's memory plan.\n"
      << "#include \"bmrt/bmrt.h\"\n"
-     << (train ? "#include \"bmrt/comm.h\"\n#include \"bmrt/kernels_backward.h\"\n#include \"bmrt/training.h\"\n" : "")
+     << (train ? "#include \"bmrt/comm.h\"\n#include \"bmrt/kernels_backward.h\"\n#include \"bmrt/lowp.h\"\n#include \"bmrt/training.h\"\n" : "")
      << "\n"
      << "namespace {\n\nusing namespace bmrt;\n\n";
 }
@@ -278,8 +278,17 @@ void Emitter::emitOp(Operation *op) {
                           .Case("relu", "Epilogue::Relu")
                           .Case("silu", "Epilogue::Silu")
                           .Default("Epilogue::Tanh");
-    os << in << "gemm<" << cType(mt(g.getOut()).getElementType()) << ">(ctx, " << rowsOf(g.getOut(), g.getRows()) << ", " << n << ", " << k
-       << ", " << name(g.getA()) << ", " << k << ", " << name(g.getB()) << ", "
+    // bmb-autocast's mark: the inputs are rounded to bf16 / fp16 (bmrt/lowp.h);
+    // a trainable weight is read from the reduced copy of the params.
+    std::string p = lowPrecisionArg(g), w = p.empty() ? "" : lowWeight(g.getB());
+    if (!w.empty())
+      os << in << "gemm_lowp_w(ctx, " << p << ", ";
+    else if (!p.empty())
+      os << in << "gemm_lowp(ctx, " << p << ", ";
+    else
+      os << in << "gemm<" << cType(mt(g.getOut()).getElementType()) << ">(ctx, ";
+    os << rowsOf(g.getOut(), g.getRows()) << ", " << n << ", " << k
+       << ", " << name(g.getA()) << ", " << k << ", " << (w.empty() ? name(g.getB()) : w) << ", "
        << (g.getTransB() ? k : n) << ", " << (g.getTransB() ? "Trans::T" : "Trans::N") << ", "
        << name(g.getOut()) << ", " << n << ", " << opt(g.getBias()) << ", " << act << ", "
        << opt(g.getResidual()) << ");\n";

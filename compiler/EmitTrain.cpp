@@ -33,6 +33,22 @@ std::string trainStr(DictionaryAttr train, StringRef key) {
   return a ? a.str() : "";
 }
 
+// The job's precision as LowerTrain recorded it (fp32 when unset).
+std::string precisionOf(Operation *program) {
+  auto p = program->getAttrOfType<StringAttr>("precision");
+  return p ? p.str() : "fp32";
+}
+
+// fp16's loss scaling (LowerMixedPrecision.cpp): "scale, window", or
+// TrainInfo's defaults (unused) for other precisions.
+std::string lossScaleOf(Operation *program) {
+  auto s = program->getAttrOfType<FloatAttr>("loss_scale");
+  auto w = program->getAttrOfType<IntegerAttr>("loss_scale_window");
+  if (!s || !w)
+    return "65536, 1000";
+  return cDouble(s.getValueAsDouble()) + ", " + std::to_string(w.getInt());
+}
+
 std::string fp(double v) { return llvm::formatv("{0:e}", v).str(); }
 
 } // namespace
@@ -158,12 +174,20 @@ bool Emitter::emitTrainOp(Operation *op) {
     return true;
   }
   if (auto m = dyn_cast<MatmulOp>(op)) {
-    os << in << "gemm_ex<" << elem(m.getC()) << ">(ctx, "
+    // A trainable weight as b (dx = dy . w) is read from the reduced copy.
+    std::string p = lowPrecisionArg(m), w = p.empty() ? "" : lowWeight(m.getB());
+    if (!w.empty())
+      os << in << "gemm_ex_lowp_w(ctx, " << p << ", ";
+    else if (!p.empty())
+      os << in << "gemm_ex_lowp(ctx, " << p << ", ";
+    else
+      os << in << "gemm_ex<" << elem(m.getC()) << ">(ctx, ";
+    os
        << (m.getTransA() ? "Trans::T" : "Trans::N") << ", "
        << (m.getTransB() ? "Trans::T" : "Trans::N") << ", " << m.getM() << ", " << m.getN()
        << ", " << m.getK() << ", " << name(m.getA()) << ", " << last(m.getA()) << ", "
-       << name(m.getB()) << ", " << last(m.getB()) << ", " << name(m.getC()) << ", "
-       << m.getN() << ", " << (m.getAccumulate() ? "true" : "false") << ");\n";
+       << (w.empty() ? name(m.getB()) : w) << ", " << last(m.getB()) << ", " << name(m.getC())
+       << ", " << m.getN() << ", " << (m.getAccumulate() ? "true" : "false") << ");\n";
     return true;
   }
   if (auto s = dyn_cast<SumRowsOp>(op)) {
@@ -446,6 +470,8 @@ void Emitter::emitTrainTables(ArrayRef<func::FuncOp> entries) {
      << "  " << trainInt(train, "zero_stage") << ", " << groupAttr("group_param_offset") << ", "
      << groupAttr("group_elems") << ", " << groupAttr("partition_align")
      << ", // ZeRO stage, trainable group: param offset, elements, partition align\n"
+     << "  " << cString(precisionOf(program)) << ", " << lossScaleOf(program)
+     << ", // precision, fp16 loss scale and window\n"
      << "};\n\n";
   int64_t numParams = llvm::range_size(program.getOps<ParamOp>());
   int64_t numMaps = llvm::range_size(program.getOps<NameMapOp>());

@@ -9,6 +9,7 @@
 #define BMB_COMPILER_EMITTER_H
 
 #include "dialects/BmbExec/BmbExecOps.h"
+#include "passes/Autocast.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -68,6 +69,15 @@ inline std::string cDouble(double v) {
   return b;
 }
 
+/// The LowPrecision enumerator (bmrt/lowp.h) of a GEMM that bmb-autocast
+/// marked, or "" for an unmarked (fp32) one.
+inline std::string lowPrecisionArg(Operation *op) {
+  Type t = mlir::bmb::autocastType(op);
+  if (!t)
+    return "";
+  return t.isBF16() ? "LowPrecision::BF16" : "LowPrecision::FP16";
+}
+
 /// A DType enumerator of program.h.
 inline const char *dtypeEnum(Type t) {
   return t.isF32() ? "DType::F32" : t.isF64() ? "DType::F64" : "DType::I32";
@@ -125,6 +135,23 @@ private:
     return rows ? name(rows) : std::to_string(mt(v).getNumElements() / last(v));
   }
   std::string opt(Value v) { return v ? name(v) : "nullptr"; }
+  /// For an autocast GEMM operand that is a trainable f32 param (or one
+  /// layer of a stacked one), the same elements in the reduced-precision
+  /// weight copy Buffers::lowParams (laid out as the trainable group: the
+  /// param's grad offset); "" for anything else.
+  std::string lowWeight(Value v) {
+    auto ref = v.getDefiningOp<ParamRefOp>();
+    if (!ref)
+      return "";
+    auto param = program.lookupSymbol<ParamOp>(ref.getParam());
+    if (!param || param.getFrozen() || !param.getGradOffset() ||
+        !mt(v).getElementType().isF32())
+      return "";
+    std::string at = std::to_string(*param.getGradOffset() / 4);
+    if (ref.getLayer())
+      at += " + " + name(ref.getLayer()) + " * " + std::to_string(mt(v).getNumElements());
+    return "((const uint16_t *)buf.lowParams + " + at + ")";
+  }
   std::string settingStr(StringRef key, StringRef def);
   double settingNum(StringRef key, double def);
 

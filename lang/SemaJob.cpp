@@ -47,7 +47,9 @@ std::vector<ValueSpec> jobSchema(ast::JobKind kind) {
          {"ranks", VT::PosInt, {}},
          {"eval_every", VT::PosInt, {}},
          {"save_every", VT::PosInt, {}},
-         {"log_every", VT::PosInt, {}}});
+         {"log_every", VT::PosInt, {}},
+         {"loss_scale", VT::PosFloat, {}},
+         {"loss_scale_window", VT::PosInt, {}}});
   // Delta tuning (passes/InsertDeltas.cpp): train and tune jobs add deltas
   // and freeze by layer/param selectors; an infer job names the deltas its
   // checkpoint was trained with.

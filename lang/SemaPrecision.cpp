@@ -9,8 +9,11 @@
 // dump on and no pass has to know the setting. fp64 exists for checking
 // gradients by finite differences (test/e2e/check_fd.py), not for speed.
 //
-// `bf16` and `fp16` (mixed precision: fp32 master weights) are recorded and
-// rejected by the lowerings, which are where they will be implemented.
+// `bf16` and `fp16` (mixed precision) leave the model f32: the params are
+// the fp32 master weights, and which ops compute on reduced inputs is
+// bmb-autocast's decision (passes/Autocast.cpp), made on the IR before
+// autodiff. fp16 (it needs dynamic loss scaling) and reduced-precision
+// infer programs are errors of the lowerings.
 //
 //===----------------------------------------------------------------------===//
 #include "lang/SemaInternal.h"

@@ -29,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Bmb/BmbOps.h"
+#include "passes/Autocast.h"
 #include "passes/Passes.h"
 #include "passes/Vjp.h"
 
@@ -363,6 +364,10 @@ LogicalResult BackwardScope::differentiate() {
       return op->emitError("bmb-autodiff: no gradient rule for '")
              << op->getName() << "', which is on the path from a trainable "
              << "parameter to the loss";
+    // The gradient GEMMs of an autocast GEMM compute as it does.
+    AutocastMarker marker(b, op, [](Operation *g) {
+      return isa<LinearGradInputOp, LinearGradWeightOp>(g);
+    });
     if (failed(rule(op, *this)))
       return failure();
   }

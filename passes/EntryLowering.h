@@ -56,6 +56,12 @@ inline LogicalResult checkSoftmaxAxis(Operation *op, Value x, int64_t axis,
 /// Lowers the module's train job (LowerTrain.cpp).
 LogicalResult lowerTrainJob(ModuleOp module, JobOp job);
 
+/// The job's `precision` and fp16 loss-scaling settings, checked
+/// (errors at the setting), and recorded on the train program for the
+/// emitter's TrainInfo (LowerMixedPrecision.cpp).
+LogicalResult checkLossScaling(JobOp job);
+void recordMixedPrecision(JobOp job, ex::ProgramOp program);
+
 class EntryLowering {
 public:
   /// An infer entry (prefill or decode); `train`: a training entry, built by

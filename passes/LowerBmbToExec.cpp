@@ -26,6 +26,7 @@
 //  - a model with bidirectional attention is an encoder: prefill only.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/Autocast.h"
 #include "passes/EntryLowering.h"
 #include "passes/ExecBuffers.h"
 #include "passes/Passes.h"
@@ -131,6 +132,8 @@ void EntryLowering::ewise(Operation *op, StringRef kind, FloatAttr factor) {
 
 LogicalResult EntryLowering::lowerOp(Operation *op) {
   Location loc = op->getLoc();
+  // An autocast op's GEMMs take the mark along (passes/Autocast.h).
+  AutocastMarker marker(b, op, [](Operation *g) { return isa<ex::GemmOp, ex::MatmulOp>(g); });
   if (train) {
     bool handled = false;
     LogicalResult r = lowerTrainOp(op, handled);

@@ -522,10 +522,8 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
     return emitError(settingLoc(job, "offload"),
                      "`offload` is not implemented yet for training; remove it "
                      "(docs/distributed.md lists what is)");
-  if (auto p = settings.getAs<StringAttr>("precision");
-      p && !llvm::is_contained({"fp32", "fp64"}, p.getValue()))
-    return emitError(settingLoc(job, "precision"), "precision = ")
-           << p.getValue() << " is not implemented yet (fp32 and fp64 are)";
+  if (failed(checkLossScaling(job)))
+    return failure();
   auto schedule = settings.getAs<DictionaryAttr>("schedule");
   if (settingNum(schedule, "min_lr", 0) != 0)
     return job.emitError("schedule min_lr is not implemented yet (the schedules decay to 0)");
@@ -623,6 +621,10 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
       b.getNamedAttr("data", str(data, "path")),
       b.getNamedAttr("data_tokenizer", str(data, "tokenizer")),
   }));
+  // Mixed precision: the GEMMs carry bmb-autocast's marks; the app reports
+  // the setting (TrainInfo::precision) and scales fp16's loss. fp32 programs
+  // have no attribute.
+  recordMixedPrecision(job, program);
   program->setAttr("job", StringAttr::get(ctx, job.getSymName()));
   program->setAttr("model", StringAttr::get(ctx, model.getSymName()));
   program->setAttr("kind", StringAttr::get(ctx, "causal_lm"));

@@ -167,9 +167,18 @@ FailureOr<ModelParamStats> computeModel(ModelOp model, ModuleOp module) {
       return job.emitError("bmb-param-stats: the optimizer state of @")
              << mem.job << " (" << states << " x " << mem.stateType
              << " per trainable element) overflows int64";
+    if (auto p = job.getSettings().getAs<StringAttr>("precision");
+        p && (p.getValue() == "bf16" || p.getValue() == "fp16")) {
+      mem.lowType = p.getValue().str();
+      mem.lowCopyBytes = stats.trainableElements;
+      if (!mulInto(mem.lowCopyBytes, 2))
+        return job.emitError("bmb-param-stats: the weight copy of @") << mem.job
+                                                                     << " overflows int64";
+    }
     mem.totalBytes = mem.paramBytes;
     if (!addInto(mem.totalBytes, mem.gradBytes) ||
-        !addInto(mem.totalBytes, mem.optimizerBytes))
+        !addInto(mem.totalBytes, mem.optimizerBytes) ||
+        !addInto(mem.totalBytes, mem.lowCopyBytes))
       return job.emitError("bmb-param-stats: the training memory of @")
              << mem.job << " overflows int64";
     stats.jobs.push_back(mem);
@@ -228,6 +237,8 @@ void mlir::bmb::printParamStats(const ParamStats &stats,
       mem("gradients", j.gradBytes);
       mem("optimizer state (" + std::to_string(j.statesPerElement) + " x " + j.stateType + ")",
           j.optimizerBytes);
+      if (!j.lowType.empty())
+        mem(j.lowType + " weight copy (GEMM operands)", j.lowCopyBytes);
       mem("total", j.totalBytes);
     }
   }

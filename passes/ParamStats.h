@@ -42,6 +42,10 @@ struct JobMemoryStats {
   int64_t gradBytes = 0;      // trainable parameters only, in their dtype
   int64_t optimizerBytes = 0; // statesPerElement states of stateType per trainable element
   int64_t totalBytes = 0;
+  // precision = bf16 / fp16: the GEMMs' reduced copy of the trainable
+  // params (2 bytes per element; the params are the fp32 master weights).
+  std::string lowType;        // "bf16", "fp16", or "" (none)
+  int64_t lowCopyBytes = 0;
 };
 
 struct ModelParamStats {

@@ -19,7 +19,9 @@ def ParamStatsPass : Pass<"bmb-param-stats", "::mlir::ModuleOp"> {
     `bmb.job` of kind `train` on the model it adds the memory of the
     gradients (trainable parameters, in their dtype) and of the optimizer
     state (AdamW: 2 x f32 per trainable element; SGD: 1 x f32 momentum,
-    none with `momentum = 0`) and the total.
+    none with `momentum = 0`), for `precision = bf16`/`fp16` the GEMMs'
+    reduced-precision weight copy (2 bytes per trainable element), and the
+    total.
 
     `bmbc --stats` prints the same table from the same code
     (`mlir::bmb::computeParamStats` in passes/ParamStats.h). A count or
@@ -61,6 +63,20 @@ def AttachLossPass : Pass<"bmb-attach-loss", "::mlir::ModuleOp"> {
     forward must take one i32 `[B, T]` input and return `[B, T, vocab]`
     logits: other objectives (masked LM, classification) are errors at the
     job. Modules without a train job are unchanged.
+  }];
+}
+
+def AutocastPass : Pass<"bmb-autocast", "::mlir::ModuleOp"> {
+  let summary = "Marks the GEMMs of a bf16 / fp16 train job to compute on reduced inputs";
+  let description = [{
+    For a train job with `precision = bf16` (or `fp16`), marks the
+    GEMM-class ops of `@loss` (`bmb.linear`, `bmb.lm_head`,
+    `bmb.fused_classifier`'s head) with `bmb.autocast = bf16` (`f16`):
+    their inputs are rounded to the reduced type, products are accumulated
+    and stored in fp32. Norms, softmax, attention, the loss and the
+    optimizer stay fp32; the params stay fp32 (the master weights).
+    bmb-autodiff gives the gradient GEMMs of a marked op the same mark.
+    Runs after bmb-attach-loss, before bmb-autodiff.
   }];
 }
 

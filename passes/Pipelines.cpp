@@ -26,6 +26,7 @@ void mlir::bmb::populateInferPipeline(OpPassManager &pm) {
 void mlir::bmb::populateAutodiffPipeline(OpPassManager &pm) {
   pm.addPass(createInsertDeltasPass());
   pm.addPass(createAttachLossPass());
+  pm.addPass(createAutocastPass());
   pm.addPass(createAutodiffPass());
   pm.addPass(createCheckpointActivationsPass());
   pm.addPass(createInsertOptimizerPass());
@@ -47,7 +48,7 @@ void mlir::bmb::populateTrainPipeline(OpPassManager &pm) {
 void mlir::bmb::registerBmbPipelines() {
   PassPipelineRegistration<>(
       "bmb-train-pipeline",
-      "A train job: frontend, bmb-insert-deltas, bmb-attach-loss, bmb-autodiff, "
+      "A train job: frontend, bmb-insert-deltas, bmb-attach-loss, bmb-autocast, bmb-autodiff, "
       "bmb-checkpoint-activations, bmb-insert-optimizer, bmb-data-parallel, bmb-zero, "
       "bmb-lower-to-exec, canonicalize, bmb-fuse-kernels, bmb-verify-async, bmb-plan-memory, "
       "bmb-prepare-for-emission",

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "app/buffers.h"
+#include "bmrt/lowp.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -54,6 +55,7 @@ ProgramBuffers::ProgramBuffers(const ProgramInfo &program, int rank, int ranks) 
     bytes_[0] = std::max(program.paramBytes, train->groupParamOffset + buf_.part.total * elem);
     bytes_[3] = buf_.part.total * elem;
     bytes_[4] = train->optSlots * buf_.part.optStride * elem;
+    bytes_[5] = low_param_bytes(*train); // every rank reads all weights
   }
   bytes_[1] = program.stateBytes;
   bytes_[2] = program.activationBytes;
@@ -65,6 +67,8 @@ ProgramBuffers::ProgramBuffers(const ProgramInfo &program, int rank, int ranks) 
       // Zero, as the training contract wants both before the first step.
       buf_.grads = mapZeroed(bytes_[3], "gradients", program);
       buf_.optState = mapZeroed(bytes_[4], "optimizer state", program);
+      if (bytes_[5] > 0)
+        buf_.lowParams = mapZeroed(bytes_[5], "reduced-precision weight copy", program);
     }
   } catch (...) {
     release(); // what was mapped before the failing role
@@ -75,8 +79,9 @@ ProgramBuffers::ProgramBuffers(const ProgramInfo &program, int rank, int ranks) 
 ProgramBuffers::~ProgramBuffers() { release(); }
 
 void ProgramBuffers::release() {
-  void *ptrs[5] = {buf_.params, buf_.state, buf_.activations, buf_.grads, buf_.optState};
-  for (int i = 0; i < 5; i++)
+  void *ptrs[6] = {buf_.params, buf_.state, buf_.activations, buf_.grads, buf_.optState,
+                   buf_.lowParams};
+  for (int i = 0; i < 6; i++)
     if (ptrs[i])
       munmap(ptrs[i], (size_t)bytes_[i]);
   buf_ = Buffers();

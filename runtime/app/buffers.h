@@ -26,14 +26,16 @@ public:
   ProgramBuffers &operator=(const ProgramBuffers &) = delete;
 
   const Buffers &get() const { return buf_; }
-  /// Bytes of role 0..4: params, state, activations, grads, optimizer state.
+  /// Bytes of role 0..5: params, state, activations, grads, optimizer state,
+  /// the reduced-precision weight copy (bf16/fp16 training programs).
   int64_t bytes(int role) const;
 
 private:
   void release();
 
   Buffers buf_;
-  int64_t bytes_[5] = {0, 0, 0, 0, 0}; // params, state, activations, grads, optState
+  int64_t bytes_[6] = {0, 0, 0, 0, 0, 0}; // params, state, activations, grads, optState,
+                                          // lowParams
 };
 
 } // namespace bmrt

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "app/info.h"
 #include "app/tensors.h"
+#include "bmrt/lowp.h"
 
 #include <cstdio>
 #include <string>
@@ -92,6 +93,15 @@ static void printTrainInfo(FILE *out, const ProgramInfo &p) {
                t.dataTokenizer && *t.dataTokenizer ? t.dataTokenizer : "(none)");
   std::fprintf(out, "memory plan (training): grads %.2f MiB + optimizer state %.2f MiB\n",
                mib(t.gradBytes), mib(t.optStateBytes));
+  const std::string precision = t.precision ? t.precision : "fp32";
+  if (precision == "bf16" || precision == "fp16") {
+    char scaling[96] = "";
+    if (precision == "fp16")
+      std::snprintf(scaling, sizeof scaling, "; dynamic loss scale from %g, window %lld",
+                    t.lossScale, (long long)t.lossScaleWindow);
+    std::fprintf(out, "precision: %s GEMMs, fp32 master weights (%s weight copy %.2f MiB)%s\n",
+                 precision.c_str(), precision.c_str(), mib(low_param_bytes(t)), scaling);
+  }
   const TrainEntry *entries[3] = {&t.forwardBackward, &t.optimizerStep, &t.evaluate};
   for (const TrainEntry *e : entries) {
     std::fprintf(out, "entry %s\n", e->name);

@@ -10,6 +10,7 @@ bmrt_add_component(app
   ${CMAKE_CURRENT_LIST_DIR}/infer_main.cpp
   ${CMAKE_CURRENT_LIST_DIR}/info.cpp
   ${CMAKE_CURRENT_LIST_DIR}/init_params.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/loss_scale.cpp
   ${CMAKE_CURRENT_LIST_DIR}/npy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/program_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sampling.cpp

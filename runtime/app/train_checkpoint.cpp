@@ -98,6 +98,10 @@ std::string stateJson(const TrainerState &s) {
   j += "  \"loss\": " + (std::isfinite(s.loss) ? real(s.loss) : std::string("null")) + ",\n";
   j += "  \"model\": " + json::quote(s.model) + ",\n";
   j += "  \"job\": " + json::quote(s.job) + ",\n";
+  if (s.lossScale > 0)
+    j += "  \"loss_scale\": {\"scale\": " + real(s.lossScale) +
+         ", \"good_steps\": " + std::to_string(s.lossScaleGood) +
+         ", \"skipped_steps\": " + std::to_string(s.skippedSteps) + "},\n";
   j += "  \"param_hash\": " + u64(s.paramHash) + "\n";
   return j + "}\n";
 }
@@ -160,6 +164,11 @@ TrainerState readState(const std::string &file) {
   s.model = strMember(v, "model", file);
   s.job = strMember(v, "job", file);
   s.paramHash = u64Member(v, "param_hash", file);
+  if (const json::Value *ls = v.get("loss_scale")) {
+    s.lossScale = numMember(*ls, "scale", file);
+    s.lossScaleGood = (int64_t)numMember(*ls, "good_steps", file);
+    s.skippedSteps = (int64_t)numMember(*ls, "skipped_steps", file);
+  }
   return s;
 }
 

@@ -50,6 +50,9 @@ struct TrainerState {
   double loss = 0;           // of the last step
   std::string model, job;
   uint64_t paramHash = 0;
+  // fp16 loss scaling (loss_scale.h); lossScale 0: none (absent from the file).
+  double lossScale = 0;
+  int64_t lossScaleGood = 0, skippedSteps = 0;
 };
 
 /// FNV-1a over the param table (names, dtypes, shapes, frozen): two programs

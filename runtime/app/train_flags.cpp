@@ -9,7 +9,9 @@
 
 #include "bmrt/training.h"
 
+#include <cmath>
 #include <limits>
+#include <string>
 
 namespace bmrt {
 
@@ -70,6 +72,11 @@ TrainFlags parseTrainFlags(int argc, char **argv) {
       f.threads = (int)parseInt(name, value(), 1, 4096);
     } else if (name == "--accum") {
       f.accum = parseInt(name, value(), 1, kMax);
+    } else if (name == "--loss-scale") {
+      f.lossScale = parseReal(name, value());
+      int e;
+      if (!(f.lossScale >= 1 && f.lossScale <= 0x1p100) || std::frexp(f.lossScale, &e) != 0.5)
+        throw UsageError("--loss-scale must be a power of two in [1, 2^100]");
     } else if (name == "--eval-only") {
       noValue();
       f.evalOnly = true;
@@ -175,6 +182,11 @@ void printTrainHelp(FILE *out, const char *argv0, const ProgramInfo &p) {
   std::fprintf(out,
                "  --accum N            micro-batches per step (default %lld)\n",
                (long long)t.accumulate);
+  if (t.precision && std::string(t.precision) == "fp16")
+    std::fprintf(out,
+                 "  --loss-scale S       initial fp16 loss scale, a power of two (default %g; "
+                 "halves on overflow, doubles after %lld good steps)\n",
+                 t.lossScale, (long long)t.lossScaleWindow);
   std::fprintf(out,
                "  --seed S             parameter init, data order and dropout (default 0)\n");
   std::fprintf(out, "  --order ORDER        random or sequential batches (default random)\n");

@@ -53,6 +53,7 @@ struct TrainFlags {
   std::optional<std::string> rankLogs;  // --rank-logs DIR: DIR/rank-R.log per rank
   bool info = false;
   bool help = false;
+  double lossScale = 0;                 // --loss-scale S (fp16): initial scale, 0 = the job's
 };
 
 /// Parses argv[1..argc); throws UsageError naming the flag and the problem.

@@ -26,6 +26,7 @@
 #include "app/train_step.h"
 #include "bmrt/checkpoint.h"
 #include "bmrt/comm.h"
+#include "bmrt/lowp.h"
 #include "bmrt/program.h"
 #include "bmrt/training.h"
 
@@ -109,6 +110,7 @@ private:
   std::unique_ptr<MetricsLog> log_;
   std::string lastCheckpoint_;
   int64_t lastSavedStep_ = -1;
+  const LossScaler *scaler_ = nullptr; // the stepper's, while steps run (fp16)
 };
 
 void TrainRun::setThreads() {
@@ -225,6 +227,7 @@ int TrainRun::evalOnly(const Buffers &buf) {
   LoadReport r = loadCheckpoint(*flags_.load, program_, buf.params);
   if (flags_.loadDelta)
     loadDeltaCheckpoint(*flags_.loadDelta, program_, buf.params);
+  refresh_low_params(ctx_, buf, train_); // mixed precision: the GEMMs' weight copy
   DataOptions o;
   o.path = flags_.data ? *flags_.data : (train_.data ? train_.data : "");
   o.tokenizer = flags_.tokenizer;
@@ -278,6 +281,11 @@ std::string TrainRun::save(const Buffers &buf, int64_t step, double loss) {
   s.model = program_.model;
   s.job = program_.job;
   s.paramHash = paramTableHash(program_);
+  if (scaler_ && scaler_->enabled()) {
+    s.lossScale = scaler_->scale();
+    s.lossScaleGood = scaler_->goodSteps();
+    s.skippedSteps = scaler_->skippedSteps();
+  }
   lastCheckpoint_ = saveTrainCheckpoint(*flags_.save, program_, buf, s, data_.tokenizerDir,
                                         flags_.keep, *comm_);
   lastSavedStep_ = step;
@@ -292,6 +300,9 @@ std::string TrainRun::describeLastCheckpoint() const {
 
 int TrainRun::run() {
   checkProgram(program_);
+  if (flags_.lossScale > 0 && !lossScalerFor(train_, 0).enabled())
+    throw UsageError("--loss-scale applies to precision = fp16 programs (this one is " +
+                     std::string(train_.precision ? train_.precision : "fp32") + ")");
   if (flags_.info) {
     printProgramInfo(stdout, program_);
     return 0;
@@ -333,6 +344,9 @@ int TrainRun::run() {
     initParams(program_, buf.params, seed_);
     start = "fresh parameters (seed " + std::to_string(seed_) + ")";
   }
+  // Mixed precision: the GEMMs read their weights from a reduced copy of
+  // the params; TrainStepper refreshes it after every update.
+  refresh_low_params(ctx_, buf, train_);
   openData();
   const int64_t startStep = resumed ? resumed->state.step : 0;
   if (resumed)
@@ -354,6 +368,10 @@ int TrainRun::run() {
   banner.deterministic = comm_->deterministic();
   banner.part = buf.part;
   banner.bufferBytes = {buffers.bytes(0), buffers.bytes(3), buffers.bytes(4)};
+  banner.lowParamBytes = buffers.bytes(5);
+  banner.lossScale = flags_.lossScale > 0                        ? flags_.lossScale
+                     : resumed && resumed->state.lossScale > 0 ? resumed->state.lossScale
+                                                               : train_.lossScale;
   printTrainBanner(out_, program_, banner);
   if (startStep >= totalSteps_) {
     std::fprintf(out_, "nothing to do: at step %lld of %lld (raise --steps)\n",
@@ -366,6 +384,15 @@ int TrainRun::run() {
   std::signal(SIGINT, onStopSignal);
   std::signal(SIGTERM, onStopSignal);
   TrainStepper stepper(ctx_, program_, buf, seed_, accum_, *comm_, flags_.deterministic);
+  // fp16: dynamic loss scaling, continued from the checkpoint on --resume
+  // (unless --loss-scale restarts it).
+  stepper.scaler() = lossScalerFor(train_, flags_.lossScale);
+  if (stepper.scaler().enabled() && resumed && resumed->state.lossScale > 0) {
+    const TrainerState &r = resumed->state;
+    stepper.scaler().restore(flags_.lossScale > 0 ? flags_.lossScale : r.lossScale,
+                             flags_.lossScale > 0 ? 0 : r.lossScaleGood, r.skippedSteps);
+  }
+  scaler_ = &stepper.scaler();
   Progress progress(out_, startStep, totalSteps_, flags_.printEvery);
   const double t0 = now();
   double loss = NAN;
@@ -388,7 +415,12 @@ int TrainRun::run() {
     }
     const double lr = lr_ * lr_multiplier((LrSchedule)train_.schedule, s - 1, train_.warmup,
                                           totalSteps_, 0.5);
+    const double scaleBefore = stepper.scaler().scale();
     const double gradNorm = stepper.optimizerStep(s, lr);
+    if (stepper.skipped())
+      progress.message("step " + std::to_string(s) + ": the gradients overflowed at loss scale " +
+                       fmt("%g", scaleBefore) + "; update skipped, loss scale now " +
+                       fmt("%g", stepper.scaler().scale()));
     if (!std::isfinite(gradNorm)) {
       progress.finish();
       fail("the gradient norm is " + fmt("%g", gradNorm) + " at step " + std::to_string(s) +
@@ -400,6 +432,10 @@ int TrainRun::run() {
     m.loss = loss;
     m.lr = lr;
     m.gradNorm = gradNorm;
+    if (stepper.scaler().enabled()) {
+      m.lossScale = stepper.scaler().scale();
+      m.skipped = stepper.skipped();
+    }
     m.tokensPerSecond = (double)stepper.tokensPerStep() / std::max(now() - stepStart, 1e-9);
     m.elapsed = now() - t0;
     progress.step(m);
@@ -413,6 +449,11 @@ int TrainRun::run() {
   progress.finish();
   if (flags_.save && lastSavedStep_ != step)
     save(buf, step, loss);
+  if (stepper.scaler().enabled())
+    std::fprintf(out_, "fp16 loss scaling: %lld update%s skipped, loss scale %g\n",
+                 (long long)stepper.scaler().skippedSteps(),
+                 stepper.scaler().skippedSteps() == 1 ? "" : "s", stepper.scaler().scale());
+  scaler_ = nullptr;
   if (flags_.profile && comm_->rank() == 0)
     printProfile(ctx_);
   if (gStopSignal) {

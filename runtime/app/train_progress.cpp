@@ -13,13 +13,17 @@ static double mib(int64_t bytes) { return (double)bytes / (1 << 20); }
 void printTrainBanner(FILE *out, const ProgramInfo &p, const BannerInfo &b) {
   const TrainInfo &t = *p.train;
   std::fprintf(out, "training %s (job %s of %s)\n", p.model, p.job, p.source);
+  char lowCopy[64] = "";
+  if (b.lowParamBytes > 0)
+    std::snprintf(lowCopy, sizeof lowCopy, ", %s weight copy %.2f MiB",
+                  t.precision ? t.precision : "", mib(b.lowParamBytes));
   std::fprintf(out,
-               "memory: params %.2f MiB, grads %.2f MiB, optimizer state %.2f MiB, "
+               "memory: params %.2f MiB, grads %.2f MiB, optimizer state %.2f MiB%s, "
                "activations %.2f MiB, total %.2f MiB%s\n",
                mib(b.bufferBytes[0]), mib(b.bufferBytes[1]), mib(b.bufferBytes[2]),
-               mib(p.activationBytes),
-               mib(b.bufferBytes[0] + b.bufferBytes[1] + b.bufferBytes[2] + p.activationBytes +
-                   p.stateBytes),
+               lowCopy, mib(p.activationBytes),
+               mib(b.bufferBytes[0] + b.bufferBytes[1] + b.bufferBytes[2] + b.lowParamBytes +
+                   p.activationBytes + p.stateBytes),
                b.ranks > 1 ? " per rank" : "");
   if (b.ranks > 1)
     std::fprintf(out,
@@ -35,6 +39,17 @@ void printTrainBanner(FILE *out, const ProgramInfo &p, const BannerInfo &b) {
                (long long)t.batch, (long long)t.seq, (long long)b.accum,
                b.accum == 1 ? "" : "es", (long long)(t.batch * t.seq * b.accum * b.ranks),
                b.threads, b.threads == 1 ? "" : "s");
+  const std::string precision = t.precision ? t.precision : "fp32";
+  if (precision == "bf16" || precision == "fp16")
+    std::fprintf(out,
+                 "precision: %s GEMM inputs, fp32 accumulation; params (the master weights), "
+                 "grads and optimizer state fp32\n",
+                 precision.c_str());
+  if (precision == "fp16")
+    std::fprintf(out,
+                 "loss scaling: dynamic from %g (halves on overflow, doubles after %lld good "
+                 "steps; --loss-scale)\n",
+                 b.lossScale, (long long)t.lossScaleWindow);
   std::fprintf(out, "data: %s: %llu tokens for training, %llu held out\n", b.data.c_str(),
                (unsigned long long)b.trainTokens, (unsigned long long)b.evalTokens);
   std::fprintf(out, "start: %s; steps %lld..%lld, lr %g\n", b.start.c_str(),
@@ -120,11 +135,16 @@ static std::string num(double v) {
 void MetricsLog::step(const StepMetrics &m) {
   if (!f_)
     return;
+  std::string scaling;
+  if (m.lossScale > 0)
+    scaling = ", \"loss_scale\": " + num(m.lossScale) +
+              ", \"skipped\": " + (m.skipped ? "true" : "false");
   std::fprintf(f_,
                "{\"step\": %lld, \"loss\": %s, \"lr\": %s, \"grad_norm\": %s, "
-               "\"tokens_per_s\": %s, \"elapsed\": %s}\n",
+               "\"tokens_per_s\": %s, \"elapsed\": %s%s}\n",
                (long long)m.step, num(m.loss).c_str(), num(m.lr).c_str(),
-               num(m.gradNorm).c_str(), num(m.tokensPerSecond).c_str(), num(m.elapsed).c_str());
+               num(m.gradNorm).c_str(), num(m.tokensPerSecond).c_str(), num(m.elapsed).c_str(),
+               scaling.c_str());
   std::fflush(f_);
 }
 

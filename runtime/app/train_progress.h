@@ -32,6 +32,8 @@ struct BannerInfo {
   bool deterministic = false;
   Partition part;
   std::array<int64_t, 3> bufferBytes = {0, 0, 0}; // params, grads, optimizer state
+  double lossScale = 0;             // fp16: the loss scale the run starts with
+  int64_t lowParamBytes = 0;        // bf16/fp16: the GEMMs' weight copy
 };
 
 void printTrainBanner(FILE *out, const ProgramInfo &program, const BannerInfo &info);
@@ -42,6 +44,8 @@ struct StepMetrics {
   double loss = 0, lr = 0, gradNorm = 0;
   double tokensPerSecond = 0;
   double elapsed = 0;       // seconds since the run started
+  double lossScale = 0;     // fp16: the loss scale after the step (0: not fp16)
+  bool skipped = false;     // fp16: the update was skipped (overflow)
 };
 
 class Progress {

@@ -3,6 +3,7 @@
 #include "app/train_mask.h"
 
 #include "bmrt/comm.h"
+#include "bmrt/lowp.h"
 #include "bmrt/training.h"
 
 #include <cstring>
@@ -137,7 +138,10 @@ double TrainStepper::forwardBackward(int64_t step, TokenBatches &data) {
     fail("step " + std::to_string(step) + " has no targets to learn from");
   StepArgs args;
   args.step = step;
-  args.dlossScale = 1.0 / (double)counted;
+  // fp16: the loss (so every gradient) is scaled by the loss scale, a
+  // power of two (1 otherwise: the product is exact).
+  const double perTarget = 1.0 / (double)counted;
+  args.dlossScale = scaler_.scale() * perTarget;
   args.seed = seed_;
   double sum = 0;
   for (int64_t m = 0; m < accum_; ++m) {
@@ -149,15 +153,21 @@ double TrainStepper::forwardBackward(int64_t step, TokenBatches &data) {
       foldMicroBatch(m);
     sum += losses.sum(rows);
   }
-  return comm_.sum(sum) * args.dlossScale;
+  return comm_.sum(sum) * perTarget; // the losses themselves are never scaled
 }
 
 double TrainStepper::optimizerStep(int64_t step, double lr) {
+  updateSkipped_ = !scaler_.unscale(ctx_, buf_, *program_.train, comm_);
+  if (updateSkipped_)
+    return 0;
   StepArgs args;
-  args.step = step;
+  args.step = scaler_.stepFor(step);
   args.lr = lr;
   args.seed = seed_;
   program_.train->optimizerStep.fn(ctx_, buf_, args);
+  // Mixed precision: the GEMMs' weight copy follows the master weights
+  // (every rank holds all of them now, also after ZeRO-1's all-gather).
+  refresh_low_params(ctx_, buf_, *program_.train);
   return args.gradNorm;
 }
 

@@ -12,6 +12,7 @@
 #ifndef BMRT_APP_TRAIN_STEP_H
 #define BMRT_APP_TRAIN_STEP_H
 
+#include "app/loss_scale.h"
 #include "bmrt/comm.h"
 #include "bmrt/program.h"
 #include "bmrt/tokens.h"
@@ -37,6 +38,11 @@ public:
   /// The update with learning rate `lr`; returns the gradient norm the
   /// program reports (before clipping).
   double optimizerStep(int64_t step, double lr);
+  /// Whether the last optimizerStep skipped its update (fp16 overflow).
+  bool skipped() const { return updateSkipped_; }
+  /// fp16's dynamic loss scaling (disabled otherwise); the app restores
+  /// and saves its state.
+  LossScaler &scaler() { return scaler_; }
   /// Tokens per step over all ranks (B * T * accum * ranks).
   int64_t tokensPerStep() const;
   /// The last step's inputs as the program saw them ([accum, B, T]: masked
@@ -55,6 +61,8 @@ private:
   std::vector<int32_t> tokens_, targets_; // [accum, B*T]: this rank's micro-batches
   std::vector<int32_t> skipped_;          // other ranks' micro-batches, drawn and dropped
   std::vector<char> sum_;                 // deterministic accumulation (accum > 1)
+  LossScaler scaler_;
+  bool updateSkipped_ = false;
   void foldMicroBatch(int64_t m);
 };
 

@@ -111,6 +111,11 @@ struct Buffers {
   void *grads = nullptr;       // training: one gradient per trainable param
   void *optState = nullptr;    // training: optimizer state (AdamW m, v)
   Partition part;              // training: this rank's part of the trainable group
+  // Mixed precision (bf16/fp16 programs): the trainable group rounded to the
+  // reduced type, 2 bytes per element, in the group's order; the autocast
+  // GEMMs read their weights here. Refreshed from the fp32 params (the
+  // master weights) after every update (bmrt::refresh_low_params).
+  void *lowParams = nullptr;
 };
 
 /// Entry points: `rows` valid rows starting at absolute position `start`
@@ -246,6 +251,15 @@ struct TrainInfo {
   int64_t groupParamOffset = 0;
   int64_t groupElems = 0;
   int64_t partitionAlign = 1;
+  // Mixed precision (docs/training.md): "bf16" or "fp16", else "fp32" (an
+  // fp64 program's dtypes say F64). bf16/fp16: the GEMMs round their inputs
+  // to that type and accumulate in fp32; params, grads and optimizer state
+  // stay fp32 (the params are the master weights).
+  const char *precision = "fp32";
+  // fp16: dynamic loss scaling (runtime/app/loss_scale.h) starts at
+  // lossScale and doubles after lossScaleWindow updates without overflow.
+  double lossScale = 65536;
+  int64_t lossScaleWindow = 1000;
 };
 
 /// The partition of `rank` of `ranks` (Partition's comment).

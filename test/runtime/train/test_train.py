@@ -397,6 +397,16 @@ class Train(unittest.TestCase):
         self.assertIn("train: batch 4 x seq 8", p.stdout)
         self.assertIn("entry forward_backward", p.stdout)
 
+    def test_loss_scale_flag(self):
+        # fp16's dynamic loss scaling (mixed precision): the flag is refused
+        # by other programs and must be a power of two.
+        p = run(ARGS.train, "--data", "corpus.txt", "--steps", "1", "--loss-scale", "1024",
+                check=2)
+        self.assertIn("--loss-scale applies to precision = fp16 programs (this one is fp32)",
+                      p.stderr)
+        p = run(ARGS.train, "--loss-scale", "1000", check=2)
+        self.assertIn("--loss-scale must be a power of two", p.stderr)
+
     def test_accumulation_equals_bigger_batch_mean(self):
         # --accum 2: the step's gradient is that of the mean over both micro-batches.
         rng = np.random.default_rng(2)

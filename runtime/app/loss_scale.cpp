@@ -1,0 +1,77 @@
+//===- app/loss_scale.cpp - Dynamic loss scaling for precision = fp16 -----===//
+//
+// See loss_scale.h. The gradients checked and unscaled are the rank's own
+// (the whole flat trainable group, before the program's all-reduce or
+// reduce-scatter): an inf/NaN in one rank's sum makes the reduced sum
+// inf/NaN, and dividing by a power of two before summing gives the bits of
+// dividing after, so any world size takes the same decisions and values.
+//
+//===----------------------------------------------------------------------===//
+#include "app/loss_scale.h"
+#include "bmrt/training.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+namespace bmrt {
+
+namespace {
+
+bool powerOfTwo(double x) {
+  int e;
+  return std::isfinite(x) && x > 0 && std::frexp(x, &e) == 0.5;
+}
+
+} // namespace
+
+LossScaler::LossScaler(double initial, int64_t window) : scale_(initial), window_(window) {
+  if (!(initial >= 1) || !powerOfTwo(initial))
+    fail("loss scale " + std::to_string(initial) + " is not a power of two >= 1");
+  if (window < 1)
+    fail("loss scale window " + std::to_string(window) + " is not >= 1");
+}
+
+void LossScaler::restore(double scale, int64_t goodSteps, int64_t skippedSteps) {
+  if (!(scale >= 1) || !powerOfTwo(scale) || goodSteps < 0 || skippedSteps < 0)
+    fail("the resumed loss scale state (scale " + std::to_string(scale) + ", good steps " +
+         std::to_string(goodSteps) + ", skipped " + std::to_string(skippedSteps) +
+         ") is invalid");
+  scale_ = scale;
+  good_ = goodSteps;
+  skipped_ = skippedSteps;
+}
+
+bool LossScaler::unscale(Context &ctx, const Buffers &buf, const TrainInfo &train, Comm &comm) {
+  if (!enabled())
+    return true;
+  const float *g = (const float *)buf.grads;
+  const int64_t n = train.groupElems;
+  int bad = 0;
+#pragma omp parallel for num_threads(ctx.numThreads > 0 ? ctx.numThreads : 1) \
+    reduction(| : bad) schedule(static) if (n >= (1 << 16))
+  for (int64_t i = 0; i < n; ++i)
+    bad |= !std::isfinite(g[i]);
+  if (comm.max(bad ? 1.0 : 0.0) > 0) {
+    std::memset(buf.grads, 0, (size_t)train.gradBytes);
+    scale_ = std::max(1.0, scale_ / 2);
+    good_ = 0;
+    ++skipped_;
+    return false;
+  }
+  scale_inplace<float>(ctx, (float *)buf.grads, n, 1.0 / scale_);
+  if (++good_ >= window_) {
+    scale_ *= 2;
+    good_ = 0;
+  }
+  return true;
+}
+
+LossScaler lossScalerFor(const TrainInfo &train, double initialOverride) {
+  if (!train.precision || std::string(train.precision) != "fp16")
+    return LossScaler();
+  return LossScaler(initialOverride > 0 ? initialOverride : train.lossScale,
+                    train.lossScaleWindow);
+}
+
+} // namespace bmrt

@@ -50,6 +50,7 @@ std::vector<ValueSpec> jobSchema(ast::JobKind kind) {
          {"log_every", VT::PosInt, {}}});
   if (kind == ast::JobKind::Tune)
     add({{"prompt", VT::Prompt, {}},
+         {"truncate", VT::Word, {"head", "tail", "balanced"}},
          {"delta", VT::Config, {"lora", "adapter", "prefix", "bitfit"}}});
   if (kind == ast::JobKind::Infer)
     add({{"batch", VT::PosInt, {}},

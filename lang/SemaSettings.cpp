@@ -19,8 +19,8 @@ const std::vector<CallSpec> &callSpecs() {
       // data sources
       {"text", {{"path", VT::String, {}, true}, {"tokenizer", VT::Word, {"gpt2", "bert", "byte", "llama"}}}},
       {"tokens", {{"path", VT::String, {}, true}}},
-      {"jsonl", {{"path", VT::String, {}, true}, {"field", VT::String, {}}, {"tokenizer", VT::Word, {"gpt2", "bert", "byte", "llama"}}}},
-      {"tsv", {{"path", VT::String, {}, true}, {"text_a", VT::NonNegInt, {}}, {"text_b", VT::NonNegInt, {}}, {"label", VT::NonNegInt, {}}}},
+      {"jsonl", {{"path", VT::String, {}, true}, {"field", VT::String, {}}, {"tokenizer", VT::Word, {"gpt2", "bert", "byte", "llama"}}, {"labels", VT::Names, {}}}},
+      {"tsv", {{"path", VT::String, {}, true}, {"text_a", VT::NonNegInt, {}}, {"text_b", VT::NonNegInt, {}}, {"label", VT::NonNegInt, {}}, {"labels", VT::Names, {}}}},
       // optimizers
       {"adamw", {{"lr", VT::PosFloat, {}}, {"betas", VT::Pairs, {}}, {"eps", VT::PosFloat, {}}, {"weight_decay", VT::Float, {}}, {"no_decay", VT::Names, {}}}},
       {"adam", {{"lr", VT::PosFloat, {}}, {"betas", VT::Pairs, {}}, {"eps", VT::PosFloat, {}}}},

@@ -144,6 +144,28 @@ struct LowerPromptsPass : mlir::bmb::impl::LowerPromptsPassBase<LowerPromptsPass
                    << " {mask}s but the prompt names one verbalizer (one verbalizer per "
                       "mask is not implemented yet)";
 
+    // The data's label set, if it declares one, and the verbalizer's must match.
+    if (auto data = settings.getAs<DictionaryAttr>("data")) {
+      SmallVector<StringRef> dataLabels;
+      if (auto one = data.getAs<StringAttr>("labels"))
+        dataLabels.push_back(one.getValue());
+      else if (auto list = data.getAs<ArrayAttr>("labels"))
+        for (Attribute l : list)
+          if (auto s = dyn_cast<StringAttr>(l))
+            dataLabels.push_back(s.getValue());
+      if (!dataLabels.empty()) {
+        auto verbLabels = verb.getLabels().getAsValueRange<StringAttr>();
+        for (StringRef l : verbLabels)
+          if (!llvm::is_contained(dataLabels, l))
+            return err() << "verbalizer '" << verb.getSymName() << "' has label '" << l
+                         << "', which is not among the data's labels";
+        for (StringRef l : dataLabels)
+          if (!llvm::is_contained(verbLabels, l))
+            return err() << "the data's label '" << l << "' has no label words in verbalizer '"
+                         << verb.getSymName() << "'";
+      }
+    }
+
     auto seq = settings.getAs<IntegerAttr>("seq");
     auto truncate = settings.getAs<StringAttr>("truncate");
     auto model = module.lookupSymbol<ModelOp>(job.getModelAttr());

@@ -73,3 +73,23 @@ bmb.model @M layer "M" {
 }
 // expected-error @+1 {{bmb-lower-prompts: tune job @j has no prompt (write prompt = TEMPLATE -> VERBALIZER)}}
 bmb.job @j tune for @M from "m.safetensors" {seq = 8 : i64}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<4x4xf32> init zeros
+}
+bmb.template @t "{text_a} It was {mask}."
+bmb.verbalizer @v labels ["neg", "pos"] words [["bad"], ["good"]]
+// expected-error @+1 {{bmb-lower-prompts: tune job @j: verbalizer 'v' has label 'pos', which is not among the data's labels}}
+bmb.job @j tune for @M from "m.safetensors" {data = {kind = "jsonl", path = "d.jsonl", labels = ["neg", "positive"]}, prompt = {kind = "prompt", template = "t", verbalizer = "v"}, seq = 8 : i64}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<4x4xf32> init zeros
+}
+bmb.template @t "{text_a} It was {mask}."
+bmb.verbalizer @v labels ["neg", "pos"] words [["bad"], ["good"]]
+// expected-error @+1 {{bmb-lower-prompts: tune job @j: the data's label 'neutral' has no label words in verbalizer 'v'}}
+bmb.job @j tune for @M from "m.safetensors" {data = {kind = "tsv", path = "d.tsv", text_a = 0 : i64, label = 1 : i64, labels = ["neg", "pos", "neutral"]}, prompt = {kind = "prompt", template = "t", verbalizer = "v"}, seq = 8 : i64}

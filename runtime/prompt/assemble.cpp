@@ -9,19 +9,18 @@
 #include "bmrt/prompt.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace bmrt {
 
-int32_t maskTokenId(const Tokenizer &tok) {
+std::optional<int32_t> maskTokenId(const Tokenizer &tok) {
   // An added special token encodes to one id that streams no text.
   for (const char *name : {"[MASK]", "<mask>"}) {
     std::vector<int32_t> ids = tok.encode(name, false);
     if (ids.size() == 1 && tok.tokenBytes(ids[0]).empty())
       return ids[0];
   }
-  fail(std::string("prompt: the ") + tok.kind() +
-       " tokenizer has no mask token ([MASK] or <mask>), which {mask} needs (prompts for "
-       "causal LMs, predicting the mask from the token before it, are not implemented yet)");
+  return std::nullopt;
 }
 
 namespace {
@@ -84,7 +83,7 @@ AssembledPrompt assemblePrompt(const PromptTemplate &t, const PromptExample &exa
   using K = PromptSegment::Kind;
   std::vector<std::vector<int32_t>> parts;
   std::vector<bool> shortenable;
-  int32_t mask = -1;
+  std::optional<int32_t> mask = maskTokenId(tok); // none: a causal LM
   int64_t canShorten = 0, total = 0;
   for (const PromptSegment &s : t.segments) {
     std::vector<int32_t> ids;
@@ -103,9 +102,8 @@ AssembledPrompt assemblePrompt(const PromptTemplate &t, const PromptExample &exa
       break;
     }
     case K::Mask:
-      if (mask < 0)
-        mask = maskTokenId(tok);
-      ids = {mask};
+      if (mask)
+        ids = {*mask};
       break;
     case K::Soft:
       ids = {0}; // overwritten by the soft token's embedding row
@@ -133,8 +131,14 @@ AssembledPrompt assemblePrompt(const PromptTemplate &t, const PromptExample &exa
   out.ids = frame.prefix;
   int64_t softIndex = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
-    if (t.segments[i].kind == K::Mask)
-      out.maskPositions.push_back(out.ids.size());
+    if (t.segments[i].kind == K::Mask) {
+      // A causal LM scores the label word with the logits of the token
+      // before the mask, which adds no token.
+      if (!mask && out.ids.empty())
+        fail(example.where + ": nothing precedes the {mask}, so a causal LM (the " +
+             tok.kind() + " tokenizer has no mask token) has no logits to predict it from");
+      out.maskPositions.push_back(mask ? out.ids.size() : out.ids.size() - 1);
+    }
     if (t.segments[i].kind == K::Soft)
       out.softSlots.emplace_back(out.ids.size(), softIndex++);
     out.ids.insert(out.ids.end(), parts[i].begin(), parts[i].end());

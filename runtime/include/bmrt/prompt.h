@@ -11,8 +11,12 @@
 //     byte-level BPE sees " good" as GPT-2/RoBERTa do;
 //   * the model family's framing ([CLS] ... [SEP], <s> ... </s>, none) is
 //     added around the whole, as the tokenizer adds it to one text;
-//   * {mask} is the tokenizer's mask token ([MASK] or <mask>); a soft token
-//     is id 0 at a position the program overwrites with its embedding row;
+//   * {mask} is the tokenizer's mask token ([MASK] or <mask>), and its
+//     position is where the label words are scored; a tokenizer without one
+//     is a causal LM's (GPT-2): the mask adds no token and its position is
+//     the token before it, whose next-token logits score the label words;
+//   * a soft token is id 0 at a position the program overwrites with its
+//     embedding row;
 //   * when the result exceeds max_len, tokens are removed from shortenable
 //     segments only: tail (from the end of the last one backwards), head
 //     (from the start of the first one onwards) or balanced (one token at a
@@ -28,6 +32,7 @@
 #include "bmrt/tokenizer.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,7 +69,7 @@ struct PromptExample {
 
 struct AssembledPrompt {
   std::vector<int32_t> ids;
-  std::vector<int64_t> maskPositions;                 // in template order
+  std::vector<int64_t> maskPositions;                 // whose logits score the mask, in order
   std::vector<std::pair<int64_t, int64_t>> softSlots; // (position, soft token index)
   int64_t truncated = 0;                              // tokens removed
 };
@@ -87,8 +92,8 @@ labelWordIds(const PromptVerbalizer &v, const PromptTemplate &t, const Tokenizer
 /// soft-token order; the embedding row starts as their mean.
 std::vector<std::vector<int32_t>> softInitIds(const PromptTemplate &t, const Tokenizer &tok);
 
-/// The tokenizer's mask token ([MASK] or <mask>); fails if it has none.
-int32_t maskTokenId(const Tokenizer &tok);
+/// The tokenizer's mask token ([MASK] or <mask>); none for a causal LM's.
+std::optional<int32_t> maskTokenId(const Tokenizer &tok);
 
 } // namespace bmrt
 

@@ -2,9 +2,11 @@
 
 usage: compare_hf.py <bmb-prompt> <work dir>
 
-Trains two small tokenizers here with Hugging Face `tokenizers` (nothing is
-downloaded): BERT-style WordPiece ([CLS] $A [SEP], [MASK], [UNK]) and
-RoBERTa-style byte-level BPE (<s> $A </s>, <mask> with lstrip). For several
+Trains three small tokenizers here with Hugging Face `tokenizers` (nothing
+is downloaded): BERT-style WordPiece ([CLS] $A [SEP], [MASK], [UNK]),
+RoBERTa-style byte-level BPE (<s> $A </s>, <mask> with lstrip) and GPT-2
+style byte-level BPE (no framing, no mask token: a causal LM, whose mask adds
+no token and is scored at the token before it). For several
 templates (one field, two fields with a soft token, two masks, a meta field
 that is not shortenable) and examples (short; too long, under each
 truncation policy), the expected ids, mask positions, soft slots and label
@@ -66,6 +68,20 @@ def train_roberta(texts, work):
     return tok, "<mask>", [bos], [eos]
 
 
+def train_gpt2(texts, work):
+    """GPT-2 style: no special tokens around the text and no mask token, so
+    the mask adds no token and is scored at the token before it."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(texts, trainers.BpeTrainer(
+        vocab_size=400, min_frequency=2, special_tokens=["<|endoftext|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    os.makedirs(work + "/gpt2", exist_ok=True)
+    tok.save(work + "/gpt2/tokenizer.json")
+    return tok, None, [], []
+
+
 def field(name, space=False, shortenable=True, kind="field"):
     return {"kind": kind, "name": name, "space": space, "shortenable": shortenable}
 
@@ -101,7 +117,7 @@ def reference(tok, mask_token, prefix, suffix, segments, policy, max_len, exampl
             v = example[s["name"]]
             ids = plain((" " if s.get("space") else "") + v) if v else []
         elif s["kind"] == "mask":
-            ids = [tok.token_to_id(mask_token)]
+            ids = [tok.token_to_id(mask_token)] if mask_token else []
         else:
             ids = [0]
         parts.append(ids)
@@ -124,7 +140,7 @@ def reference(tok, mask_token, prefix, suffix, segments, policy, max_len, exampl
     ids, masks, soft = list(prefix), [], []
     for s, p in zip(segments, parts):
         if s["kind"] == "mask":
-            masks.append(len(ids))
+            masks.append(len(ids) if mask_token else len(ids) - 1)
         if s["kind"] == "soft":
             soft.append([len(ids), len(soft)])
         ids += p
@@ -170,7 +186,7 @@ def main():
         if ours != theirs:
             failures.append(f"{what}:\n  ours   {ours}\n  theirs {theirs}")
 
-    for family, train in (("bert", train_bert), ("roberta", train_roberta)):
+    for family, train in (("bert", train_bert), ("roberta", train_roberta), ("gpt2", train_gpt2)):
         tok, mask_token, prefix, suffix = train(texts, work)
         tokdir = f"{work}/{family}"
         short = {"text_a": "the film was great", "text_b": "was it fun", "title": "review"}
@@ -185,6 +201,14 @@ def main():
                 plan = {"segments": segments, "truncate": policy, "max_len": max_len, **VERBALIZER}
                 name = f"{family}-{tname}-{policy}"
                 r, _, _ = run(tool, tokdir, plan, examples, work, name)
+                if mask_token is None and tname == "two_masks":
+                    # Empty text_a leaves nothing before the first mask for a
+                    # causal LM to predict it from: refused.
+                    expect = ("error: the content-free input: nothing precedes the {mask}, so a "
+                              "causal LM (the gpt2-bpe tokenizer has no mask token) has no "
+                              "logits to predict it from")
+                    check(f"{name} refused", (r.returncode, r.stderr.strip()), (1, expect))
+                    continue
                 if r.returncode != 0:
                     failures.append(f"{name}: bmb-prompt failed: {r.stderr.strip()}")
                     continue
@@ -207,6 +231,11 @@ def main():
                     # whole text must give the same ids as our parts.
                     whole = tok.encode(filled_text(segments, short, mask_token)).ids
                     check(f"{name} whole-text encoding", got["examples"][0]["ids"], whole)
+        # Byte-level BPE: the word after the mask's space is a different token.
+        if family != "bert":
+            check(f"{family}: ' good' differs from 'good'",
+                  tok.encode(" good", add_special_tokens=False).ids !=
+                  tok.encode("good", add_special_tokens=False).ids, True)
         # A multi-token label word is kept as its tokens ("funfunny").
         multi = [len(ids) for ids in want_words[1]]
         if max(multi) < 2:

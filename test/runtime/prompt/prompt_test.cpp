@@ -139,6 +139,21 @@ TEST(Prompt, LabelWordsTakeTheMasksSpace) {
   EXPECT_EQ(labelWordIds(v, t, *tok)[0][0], bytes("no"));
 }
 
+TEST(Prompt, CausalMaskIsScoredFromTheTokenBeforeIt) {
+  // The byte tokenizer has no mask token: "{text_a} It was {mask}." reads
+  // "ab It was." and the mask is scored at "s", the token before it.
+  auto tok = makeByteTokenizer(false);
+  PromptTemplate t;
+  t.segments = {{K::Field, "text_a", false, true},
+                {K::Text, " It was", false, false},
+                {K::Mask, "", true, false},
+                {K::Text, ".", false, false}};
+  AssembledPrompt a = assemblePrompt(t, example("ab", ""), *tok);
+  EXPECT_EQ(a.ids, bytes("ab It was."));
+  EXPECT_EQ(a.maskPositions, std::vector<int64_t>{8});
+  EXPECT_EQ(maskTokenId(*tok), std::nullopt);
+}
+
 TEST(Prompt, SoftInitWords) {
   auto tok = makeByteTokenizer(false);
   PromptTemplate t;
@@ -155,11 +170,10 @@ TEST(Prompt, Errors) {
   EXPECT_EQ(errorOf([&] { assemblePrompt(t, {{{"text_a", "x"}}, "d.jsonl:7"}, *tok); }),
             "d.jsonl:7: no field 'text_b' (the prompt template reads {text_b})");
   PromptTemplate m;
-  m.segments = {{K::Mask, "", false, false}};
-  EXPECT_EQ(errorOf([&] { assemblePrompt(m, {{}, "d.jsonl:1"}, *tok); }),
-            "prompt: the byte tokenizer has no mask token ([MASK] or <mask>), which {mask} "
-            "needs (prompts for causal LMs, predicting the mask from the token before it, are "
-            "not implemented yet)");
+  m.segments = {{K::Mask, "", false, false}, {K::Field, "text_a", true, true}};
+  EXPECT_EQ(errorOf([&] { assemblePrompt(m, {{{"text_a", "x"}}, "d.jsonl:1"}, *tok); }),
+            "d.jsonl:1: nothing precedes the {mask}, so a causal LM (the byte tokenizer has no "
+            "mask token) has no logits to predict it from");
 }
 
 } // namespace

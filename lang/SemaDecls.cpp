@@ -19,7 +19,13 @@ void Sema::checkTemplate(const ast::TemplateDecl &t, program::Program &p) {
   program::Template out{t.name, t.text, {}, t.loc};
   templates::Plan plan = templates::plan(t.text);
   if (!plan.error.empty()) {
-    error(t.textLoc, "template '" + t.name + "': " + plan.error);
+    // Point at the offending brace: past the opening quote, counting the
+    // characters the source had to escape (\" \\ \n \r) twice.
+    Loc at = t.textLoc;
+    at.col += 1 + plan.errorOffset;
+    for (size_t i = 0; i < plan.errorOffset && i < t.text.size(); ++i)
+      at.col += std::string_view("\"\\\n\r").find(t.text[i]) != std::string_view::npos;
+    error(at, "template '" + t.name + "': " + plan.error);
     return;
   }
   for (const templates::Segment &s : plan.segments)

@@ -99,6 +99,9 @@ struct LowerPromptsPass : mlir::bmb::impl::LowerPromptsPassBase<LowerPromptsPass
       fields = declaredFields(data);
       if (auto k = data.getAs<StringAttr>("kind"))
         dataKind = k.getValue();
+      if (dataKind != "tsv" && dataKind != "jsonl")
+        return err() << "a prompt fills its template from the fields of each example, but "
+                     << dataKind << " data has none (use tsv(...) or jsonl(...))";
     }
     OpBuilder b(module.getContext());
     SmallVector<Attribute> segments, softInit;

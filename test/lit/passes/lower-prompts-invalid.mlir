@@ -93,3 +93,13 @@ bmb.template @t "{text_a} It was {mask}."
 bmb.verbalizer @v labels ["neg", "pos"] words [["bad"], ["good"]]
 // expected-error @+1 {{bmb-lower-prompts: tune job @j: the data's label 'neutral' has no label words in verbalizer 'v'}}
 bmb.job @j tune for @M from "m.safetensors" {data = {kind = "tsv", path = "d.tsv", text_a = 0 : i64, label = 1 : i64, labels = ["neg", "pos", "neutral"]}, prompt = {kind = "prompt", template = "t", verbalizer = "v"}, seq = 8 : i64}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<4x4xf32> init zeros
+}
+bmb.template @t "{text_a} It was {mask}."
+bmb.verbalizer @v labels ["neg", "pos"] words [["bad"], ["good"]]
+// expected-error @+1 {{bmb-lower-prompts: tune job @j: a prompt fills its template from the fields of each example, but text data has none (use tsv(...) or jsonl(...))}}
+bmb.job @j tune for @M from "m.safetensors" {data = {kind = "text", path = "corpus.txt"}, prompt = {kind = "prompt", template = "t", verbalizer = "v"}, seq = 8 : i64}

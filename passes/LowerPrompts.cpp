@@ -13,7 +13,8 @@
 //   soft      the init word of each soft token ("" = random), in order
 //   truncate  head | tail | balanced (the job's `truncate`, default tail)
 //   max_len   the job's seq
-//   labels / words / reduce / soft_verbalizer / calibrate   the verbalizer
+//   labels    the classes (every mask's verbalizer lists the same ones)
+//   verbalizers  one per {mask}: {name, words, reduce, soft, calibrate}
 //
 // Soft tokens become a trainable parameter @prompt.soft : [n_soft, dim] of
 // the model (dim = the token embedding's width); a soft verbalizer,
@@ -78,12 +79,22 @@ struct LowerPromptsPass : mlir::bmb::impl::LowerPromptsPassBase<LowerPromptsPass
       return job.emitError("bmb-lower-prompts: tune job @")
              << job.getSymName() << " has no prompt (write prompt = TEMPLATE -> VERBALIZER)";
     auto tname = prompt.getAs<StringAttr>("template");
-    auto vname = prompt.getAs<StringAttr>("verbalizer");
     auto tmpl = tname ? module.lookupSymbol<TemplateOp>(tname) : TemplateOp();
-    auto verb = vname ? module.lookupSymbol<VerbalizerOp>(vname) : VerbalizerOp();
-    if (!tmpl || !verb)
+    // `T -> V` names one verbalizer, `T -> [V1, V2]` one per mask.
+    SmallVector<VerbalizerOp> verbs;
+    SmallVector<Attribute> vnames;
+    if (auto one = prompt.getAs<StringAttr>("verbalizer"))
+      vnames.push_back(one);
+    else if (auto list = prompt.getAs<ArrayAttr>("verbalizers"))
+      vnames.append(list.begin(), list.end());
+    for (Attribute n : vnames) {
+      auto s = dyn_cast<StringAttr>(n);
+      verbs.push_back(s ? module.lookupSymbol<VerbalizerOp>(s) : VerbalizerOp());
+    }
+    if (!tmpl || verbs.empty() || llvm::is_contained(verbs, VerbalizerOp()))
       return job.emitError("bmb-lower-prompts: the prompt of tune job @")
              << job.getSymName() << " names no bmb.template and bmb.verbalizer";
+    VerbalizerOp verb = verbs.front();
     auto err = [&]() {
       return job.emitError("bmb-lower-prompts: tune job @") << job.getSymName() << ": ";
     };
@@ -142,10 +153,20 @@ struct LowerPromptsPass : mlir::bmb::impl::LowerPromptsPassBase<LowerPromptsPass
     if (masks == 0)
       return err() << "template '" << tmpl.getSymName()
                    << "' has no {mask}: the verbalizer reads the label words' scores there";
-    if (masks > 1)
-      return err() << "template '" << tmpl.getSymName() << "' has " << masks
-                   << " {mask}s but the prompt names one verbalizer (one verbalizer per "
-                      "mask is not implemented yet)";
+    if (masks != static_cast<int64_t>(verbs.size()))
+      return err() << "template '" << tmpl.getSymName() << "' has " << masks << " {mask}"
+                   << (masks > 1 ? "s" : "") << " but the prompt names " << verbs.size()
+                   << " verbalizer" << (verbs.size() > 1 ? "s" : "")
+                   << " (write prompt = " << tmpl.getSymName() << " -> [V1, V2, ...], one per mask)";
+    // Every mask scores the same classes: the class's score is the sum over
+    // the masks of its log-probability under that mask's verbalizer.
+    for (VerbalizerOp v : verbs)
+      if (v.getLabels() != verb.getLabels())
+        return err() << "verbalizer '" << v.getSymName() << "' must list the labels of '"
+                     << verb.getSymName() << "' in the same order: every mask scores the same "
+                     << "classes";
+    if (verbs.size() > 1 && llvm::any_of(verbs, [](VerbalizerOp v) { return v.getSoft(); }))
+      return err() << "a soft verbalizer with several masks is not implemented yet";
 
     // The data's label set, if it declares one, and the verbalizer's must match.
     if (auto data = settings.getAs<DictionaryAttr>("data")) {
@@ -193,18 +214,21 @@ struct LowerPromptsPass : mlir::bmb::impl::LowerPromptsPassBase<LowerPromptsPass
         return failure();
     }
 
+    SmallVector<Attribute> perMask;
+    for (VerbalizerOp v : verbs)
+      perMask.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("name", b.getStringAttr(v.getSymName())),
+           b.getNamedAttr("words", v.getWords()), b.getNamedAttr("reduce", v.getReduceAttr()),
+           b.getNamedAttr("soft", b.getBoolAttr(v.getSoft())),
+           b.getNamedAttr("calibrate", b.getBoolAttr(v.getCalibrate()))}));
     SmallVector<NamedAttribute> out{
         b.getNamedAttr("template", b.getStringAttr(tmpl.getSymName())),
         b.getNamedAttr("segments", b.getArrayAttr(segments)),
         b.getNamedAttr("masks", b.getI64IntegerAttr(masks)),
         b.getNamedAttr("soft", b.getArrayAttr(softInit)),
         b.getNamedAttr("truncate", truncate ? truncate : b.getStringAttr("tail")),
-        b.getNamedAttr("verbalizer", b.getStringAttr(verb.getSymName())),
         b.getNamedAttr("labels", verb.getLabels()),
-        b.getNamedAttr("words", verb.getWords()),
-        b.getNamedAttr("reduce", verb.getReduceAttr()),
-        b.getNamedAttr("soft_verbalizer", b.getBoolAttr(softVerbalizer)),
-        b.getNamedAttr("calibrate", b.getBoolAttr(verb.getCalibrate()))};
+        b.getNamedAttr("verbalizers", b.getArrayAttr(perMask))};
     if (seq)
       out.push_back(b.getNamedAttr("max_len", seq));
     job->setAttr("bmb.prompt", b.getDictionaryAttr(out));

@@ -10,6 +10,8 @@
 #include "bmrt/context.h"
 #include "bmrt/prompt.h"
 
+#include <optional>
+
 namespace bmrt {
 
 namespace {
@@ -29,17 +31,22 @@ std::vector<int32_t> wordIds(const std::string &word, bool space, const Tokenize
 } // namespace
 
 std::vector<std::vector<std::vector<int32_t>>>
-labelWordIds(const PromptVerbalizer &v, const PromptTemplate &t, const Tokenizer &tok) {
-  bool space = false;
+labelWordIds(const PromptVerbalizer &v, const PromptTemplate &t, const Tokenizer &tok,
+             size_t mask) {
+  std::optional<bool> space;
+  size_t seen = 0;
   for (const PromptSegment &s : t.segments)
-    if (s.kind == PromptSegment::Kind::Mask) {
+    if (s.kind == PromptSegment::Kind::Mask && seen++ == mask) {
       space = s.space;
       break;
     }
+  if (!space)
+    fail("prompt: the template has " + std::to_string(seen) + " {mask}s, no mask number " +
+         std::to_string(mask) + " for a verbalizer");
   std::vector<std::vector<std::vector<int32_t>>> out(v.labels.size());
   for (size_t l = 0; l < v.labels.size(); ++l)
     for (const std::string &w : v.words.at(l))
-      out[l].push_back(wordIds(w, space, tok, "label word '" + w + "' of label '" + v.labels[l] + "'"));
+      out[l].push_back(wordIds(w, *space, tok, "label word '" + w + "' of label '" + v.labels[l] + "'"));
   return out;
 }
 

@@ -6,9 +6,11 @@
 // attribute bmb-lower-prompts writes (docs/tuning.md):
 //   {"segments": [{"kind": "field", "name": "text_a", "space": false, "shortenable": true},
 //                 {"kind": "text", "text": " It was"}, {"kind": "mask", "space": true}, ...],
-//    "truncate": "tail", "max_len": 32, "labels": [...], "words": [[...], ...]}
+//    "truncate": "tail", "max_len": 32, "labels": [...],
+//    "verbalizers": [{"words": [[...], ...]}, ...]}   (one per mask; or "words": [...])
 // EXAMPLES.jsonl holds one JSON object of string fields per line. Writes one
-// JSON object to stdout: the label words' ids, the soft tokens' init ids,
+// JSON object to stdout: the label words' ids per mask ("label_words":
+// [mask][label][word][token]), the soft tokens' init ids,
 // the content-free input and each example's ids, mask positions, soft slots
 // and truncated count. Exit status: 0 done, 1 a run-time error (the message
 // names the file and line), 2 bad usage.
@@ -56,7 +58,8 @@ bool flag(const bmrt::json::Value &v, const char *key) {
   return m && m->kind == bmrt::json::Value::Kind::Bool && m->boolean;
 }
 
-void readPlan(const std::string &path, bmrt::PromptTemplate &t, bmrt::PromptVerbalizer &v) {
+void readPlan(const std::string &path, bmrt::PromptTemplate &t,
+              std::vector<bmrt::PromptVerbalizer> &verbalizers) {
   using Kind = bmrt::json::Value::Kind;
   using SK = bmrt::PromptSegment::Kind;
   bmrt::json::Value plan = bmrt::json::parse(readFile(path), path);
@@ -95,15 +98,27 @@ void readPlan(const std::string &path, bmrt::PromptTemplate &t, bmrt::PromptVerb
   }
   if (const bmrt::json::Value *m = plan.get("max_len"))
     t.maxLen = static_cast<int64_t>(m->number);
-  if (const bmrt::json::Value *labels = plan.get("labels")) {
-    const bmrt::json::Value &words = need(plan, "words", Kind::Array, path);
+  // "verbalizers": [{"words": [[...], ...]}, ...], one per mask (or one
+  // verbalizer as top-level "words"); "labels" are shared.
+  const bmrt::json::Value *labels = plan.get("labels");
+  if (!labels)
+    return;
+  std::vector<const bmrt::json::Value *> wordLists;
+  if (const bmrt::json::Value *vs = plan.get("verbalizers"))
+    for (const bmrt::json::Value &v : vs->array)
+      wordLists.push_back(&need(v, "words", Kind::Array, path + ": verbalizer"));
+  else
+    wordLists.push_back(&need(plan, "words", Kind::Array, path));
+  for (const bmrt::json::Value *words : wordLists) {
+    bmrt::PromptVerbalizer v;
     for (size_t i = 0; i < labels->array.size(); ++i) {
       v.labels.push_back(labels->array[i].string);
       v.words.emplace_back();
-      if (i < words.array.size())
-        for (const bmrt::json::Value &w : words.array[i].array)
+      if (i < words->array.size())
+        for (const bmrt::json::Value &w : words->array[i].array)
           v.words.back().push_back(w.string);
     }
+    verbalizers.push_back(std::move(v));
   }
 }
 
@@ -128,15 +143,20 @@ int run(const std::string &tokPath, const std::string &hint, const std::string &
   std::unique_ptr<bmrt::Tokenizer> tok =
       tokPath == "byte" ? bmrt::makeByteTokenizer(false) : bmrt::loadTokenizer(tokPath, hint);
   bmrt::PromptTemplate t;
-  bmrt::PromptVerbalizer v;
-  readPlan(planPath, t, v);
+  std::vector<bmrt::PromptVerbalizer> verbalizers;
+  readPlan(planPath, t, verbalizers);
 
-  std::string out = "{\"labels\":[";
-  auto words = bmrt::labelWordIds(v, t, *tok);
-  for (size_t l = 0; l < words.size(); ++l) {
-    out += l ? ",[" : "[";
-    for (size_t w = 0; w < words[l].size(); ++w)
-      out += (w ? "," : "") + list(words[l][w]);
+  // [mask][label][word][token]
+  std::string out = "{\"label_words\":[";
+  for (size_t m = 0; m < verbalizers.size(); ++m) {
+    auto words = bmrt::labelWordIds(verbalizers[m], t, *tok, m);
+    out += m ? ",[" : "[";
+    for (size_t l = 0; l < words.size(); ++l) {
+      out += l ? ",[" : "[";
+      for (size_t w = 0; w < words[l].size(); ++w)
+        out += (w ? "," : "") + list(words[l][w]);
+      out += "]";
+    }
     out += "]";
   }
   out += "],\"soft_init\":[";

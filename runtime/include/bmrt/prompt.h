@@ -82,11 +82,13 @@ AssembledPrompt assemblePrompt(const PromptTemplate &t, const PromptExample &exa
 PromptExample contentFreeExample(const PromptTemplate &t);
 
 /// The token ids of each label word, [label][word][token], tokenized as the
-/// template's first mask sees them (with a leading space if the mask owns
-/// one). A word the tokenizer cannot spell with known tokens ([UNK] or a
-/// special token) fails, naming the word and its label.
+/// template's mask number `mask` (0-based) sees them: with a leading space
+/// if that mask owns one. `v` is that mask's verbalizer. A word the
+/// tokenizer cannot spell with known tokens ([UNK] or a special token)
+/// fails, naming the word and its label.
 std::vector<std::vector<std::vector<int32_t>>>
-labelWordIds(const PromptVerbalizer &v, const PromptTemplate &t, const Tokenizer &tok);
+labelWordIds(const PromptVerbalizer &v, const PromptTemplate &t, const Tokenizer &tok,
+             size_t mask = 0);
 
 /// The token ids each soft token is initialised from (empty: random), in
 /// soft-token order; the embedding row starts as their mean.

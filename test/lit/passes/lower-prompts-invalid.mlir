@@ -38,7 +38,7 @@ bmb.model @M layer "M" {
 }
 bmb.template @t "{text_a} {mask} and {mask}."
 bmb.verbalizer @v labels ["neg", "pos"] words [["bad"], ["good"]]
-// expected-error @+1 {{bmb-lower-prompts: tune job @j: template 't' has 2 {mask}s but the prompt names one verbalizer (one verbalizer per mask is not implemented yet)}}
+// expected-error @+1 {{bmb-lower-prompts: tune job @j: template 't' has 2 {mask}s but the prompt names 1 verbalizer (write prompt = t -> [V1, V2, ...], one per mask)}}
 bmb.job @j tune for @M from "m.safetensors" {prompt = {kind = "prompt", template = "t", verbalizer = "v"}, seq = 8 : i64}
 
 // -----
@@ -103,3 +103,34 @@ bmb.template @t "{text_a} It was {mask}."
 bmb.verbalizer @v labels ["neg", "pos"] words [["bad"], ["good"]]
 // expected-error @+1 {{bmb-lower-prompts: tune job @j: a prompt fills its template from the fields of each example, but text data has none (use tsv(...) or jsonl(...))}}
 bmb.job @j tune for @M from "m.safetensors" {data = {kind = "text", path = "corpus.txt"}, prompt = {kind = "prompt", template = "t", verbalizer = "v"}, seq = 8 : i64}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<4x4xf32> init zeros
+}
+bmb.template @t "{text_a} {mask}."
+bmb.verbalizer @v labels ["neg", "pos"] words [["bad"], ["good"]]
+// expected-error @+1 {{bmb-lower-prompts: tune job @j: template 't' has 1 {mask} but the prompt names 2 verbalizers (write prompt = t -> [V1, V2, ...], one per mask)}}
+bmb.job @j tune for @M from "m.safetensors" {prompt = {kind = "prompt", template = "t", verbalizers = ["v", "v"]}, seq = 8 : i64}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<4x4xf32> init zeros
+}
+bmb.template @t "{text_a} {mask} {mask}."
+bmb.verbalizer @v labels ["neg", "pos"] words [["bad"], ["good"]]
+bmb.verbalizer @w labels ["pos", "neg"] words [["good"], ["bad"]]
+// expected-error @+1 {{bmb-lower-prompts: tune job @j: verbalizer 'w' must list the labels of 'v' in the same order: every mask scores the same classes}}
+bmb.job @j tune for @M from "m.safetensors" {prompt = {kind = "prompt", template = "t", verbalizers = ["v", "w"]}, seq = 8 : i64}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<4x4xf32> init zeros
+}
+bmb.template @t "{text_a} {mask} {mask}."
+bmb.verbalizer @v labels ["neg", "pos"] words [["bad"], ["good"]] {soft}
+// expected-error @+1 {{bmb-lower-prompts: tune job @j: a soft verbalizer with several masks is not implemented yet}}
+bmb.job @j tune for @M from "m.safetensors" {prompt = {kind = "prompt", template = "t", verbalizers = ["v", "v"]}, seq = 8 : i64}

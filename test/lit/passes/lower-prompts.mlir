@@ -21,7 +21,7 @@ bmb.job @other train for @Enc {batch = 2 : i64, seq = 16 : i64}
 // CHECK-DAG: bmb.param @prompt.labels : tensor<2x8xf32> init normal(0.02)
 // CHECK-DAG: bmb.param @prompt.soft : tensor<2x8xf32> init normal(0.02)
 // CHECK: bmb.job @t tune
-// CHECK-SAME: attributes {bmb.prompt = {calibrate = true, labels = ["no", "yes"], masks = 1 : i64, max_len = 16 : i64, reduce = "max",
+// CHECK-SAME: attributes {bmb.prompt = {labels = ["no", "yes"], masks = 1 : i64, max_len = 16 : i64,
 // CHECK-SAME: segments = [{kind = "field", name = "text_a", shortenable = true, space = false},
 // CHECK-SAME: {index = 0 : i64, init = "so", kind = "soft", space = true},
 // CHECK-SAME: {index = 1 : i64, init = "", kind = "soft", space = false},
@@ -30,5 +30,7 @@ bmb.job @other train for @Enc {batch = 2 : i64, seq = 16 : i64}
 // CHECK-SAME: {kind = "text", text = "?"},
 // CHECK-SAME: {kind = "mask", space = true},
 // CHECK-SAME: {kind = "text", text = ". {x}"}],
-// CHECK-SAME: soft = ["so", ""], soft_verbalizer = true, template = "nli", truncate = "head", verbalizer = "yn", words = {{\[\["no"\], \["yes", "right"\]\]}}}}
+// CHECK-SAME: soft = ["so", ""], template = "nli", truncate = "head",
+// CHECK-SAME: verbalizers = [{calibrate = true, name = "yn", reduce = "max", soft = true, words = {{\[\["no"\], \["yes", "right"\]\]}}}]}}
 // CHECK: bmb.job @other train for @Enc {batch = 2 : i64, seq = 16 : i64}{{$}}
+

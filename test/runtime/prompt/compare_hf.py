@@ -102,8 +102,15 @@ TEMPLATES = {
     "meta": [field("title", kind="meta", shortenable=False), {"kind": "text", "text": ":"},
              field("text_a", space=True), {"kind": "soft", "space": True}, {"kind": "mask"}],
 }
-VERBALIZER = {"labels": ["negative", "positive"],
-              "words": [["bad", "terrible"], ["good", "great", "funfunny"]]}
+LABELS = ["negative", "positive"]
+WORDS_PER_MASK = [[["bad", "terrible"], ["good", "great", "funfunny"]],
+                  [["no"], ["yes", "right"]]]
+
+
+def verbalizers(segments):
+    """One verbalizer per mask, as bmb-lower-prompts writes them."""
+    n = sum(s["kind"] == "mask" for s in segments)
+    return {"labels": LABELS, "verbalizers": [{"words": WORDS_PER_MASK[i]} for i in range(n)]}
 
 
 def reference(tok, mask_token, prefix, suffix, segments, policy, max_len, example):
@@ -198,7 +205,8 @@ def main():
         for tname, segments in TEMPLATES.items():
             for policy in ("tail", "head", "balanced"):
                 max_len = 24
-                plan = {"segments": segments, "truncate": policy, "max_len": max_len, **VERBALIZER}
+                plan = {"segments": segments, "truncate": policy, "max_len": max_len,
+                        **verbalizers(segments)}
                 name = f"{family}-{tname}-{policy}"
                 r, _, _ = run(tool, tokdir, plan, examples, work, name)
                 if mask_token is None and tname == "two_masks":
@@ -218,10 +226,11 @@ def main():
                     check(f"{name} example {i}", got["examples"][i], want)
                 check(f"{name} content-free", got["content_free"],
                       reference(tok, mask_token, prefix, suffix, segments, policy, max_len, empty))
-                space = next(s.get("space", False) for s in segments if s["kind"] == "mask")
-                want_words = [[tok.encode((" " if space else "") + w, add_special_tokens=False).ids
-                               for w in ws] for ws in VERBALIZER["words"]]
-                check(f"{name} label words", got["labels"], want_words)
+                spaces = [s.get("space", False) for s in segments if s["kind"] == "mask"]
+                want_words = [[[tok.encode((" " if sp else "") + w, add_special_tokens=False).ids
+                                for w in ws] for ws in WORDS_PER_MASK[m]]
+                              for m, sp in enumerate(spaces)]
+                check(f"{name} label words", got["label_words"], want_words)
                 want_soft = [tok.encode((" " if s.get("space") else "") + s["init"],
                                         add_special_tokens=False).ids if s.get("init") else []
                              for s in segments if s["kind"] == "soft"]
@@ -237,7 +246,7 @@ def main():
                   tok.encode(" good", add_special_tokens=False).ids !=
                   tok.encode("good", add_special_tokens=False).ids, True)
         # A multi-token label word is kept as its tokens ("funfunny").
-        multi = [len(ids) for ids in want_words[1]]
+        multi = [len(ids) for ids in want_words[0][1]]
         if max(multi) < 2:
             failures.append(f"{family}: 'funfunny' was expected to need several tokens: {multi}")
         # A word the tokenizer cannot spell is refused by name.

@@ -137,6 +137,13 @@ TEST(Prompt, LabelWordsTakeTheMasksSpace) {
   EXPECT_EQ(ids[1], (std::vector<std::vector<int32_t>>{bytes(" ok"), bytes(" yes")}));
   t.segments[1].space = false;
   EXPECT_EQ(labelWordIds(v, t, *tok)[0][0], bytes("no"));
+  // A second mask without a space: its verbalizer's words have none.
+  t.segments = {{K::Field, "text_a", false, true}, {K::Mask, "", true, false},
+                {K::Text, ",", false, false}, {K::Mask, "", false, false}};
+  EXPECT_EQ(labelWordIds(v, t, *tok, 0)[0][0], bytes(" no"));
+  EXPECT_EQ(labelWordIds(v, t, *tok, 1)[0][0], bytes("no"));
+  EXPECT_EQ(errorOf([&] { labelWordIds(v, t, *tok, 2); }),
+            "prompt: the template has 2 {mask}s, no mask number 2 for a verbalizer");
 }
 
 TEST(Prompt, CausalMaskIsScoredFromTheTokenBeforeIt) {

@@ -120,15 +120,17 @@ def ZeroPass : Pass<"bmb-zero", "::mlir::ModuleOp"> {
 def LowerPromptsPass : Pass<"bmb-lower-prompts", "::mlir::ModuleOp"> {
   let summary = "Turns a tune job's prompt = TEMPLATE -> VERBALIZER into an explicit plan";
   let description = [{
-    For each `tune` job, reads its `bmb.template` and `bmb.verbalizer` and
-    sets the job's `bmb.prompt` attribute: the template's segments (text,
-    field, meta, mask, soft, each with whether it owns the space before it
-    and whether it may be shortened), the truncation policy and max length,
-    the soft tokens' init words, and the verbalizer's labels, words,
-    reduction and flags. Soft tokens become the model parameter
-    `@prompt.soft : [n_soft, dim]` (a soft verbalizer, `@prompt.labels`).
-    Errors, at the job: a template field the job's data does not declare,
-    no `{mask}`, several masks, soft tokens without a token embedding.
+    For each `tune` job, reads its `bmb.template` and its `bmb.verbalizer`s
+    (one per `{mask}`) and sets the job's `bmb.prompt` attribute: the
+    template's segments (text, field, meta, mask, soft, each with whether it
+    owns the space before it and whether it may be shortened), the
+    truncation policy and max length, the soft tokens' init words, the
+    labels, and per mask the verbalizer's words, reduction and flags. Soft
+    tokens become the model parameter `@prompt.soft : [n_soft, dim]` (a soft
+    verbalizer, `@prompt.labels`). Errors, at the job: data without fields,
+    a template field the job's data does not declare, verbalizer labels that
+    differ from the data's or from each other, no `{mask}` or a verbalizer
+    count other than the mask count, soft tokens without a token embedding.
   }];
 }
 

@@ -459,8 +459,10 @@ void Dumper::decl(const Decl &d, unsigned indent) {
     at(d.loc);
     for (const VerbalizerDecl::Label &l : llvm::cast<VerbalizerDecl>(d).labels) {
       line(indent + 1);
-      os << "(label " << l.name;
+      os << (l.option ? "(option " : "(label ") << l.name;
       at(l.loc);
+      if (l.option)
+        os << ' ' << *l.option;
       for (const std::string &w : l.words) {
         os << ' ';
         str(w);

@@ -370,6 +370,7 @@ struct VerbalizerDecl : Decl {
     std::string name;
     std::vector<std::string> words;
     std::vector<Loc> wordLocs;
+    std::optional<std::string> option; // `key = word`: an option, not a label
   };
   std::vector<Label> labels;
   static bool classof(const Decl *d) { return d->getKind() == Kind::Verbalizer; }

@@ -99,7 +99,9 @@ templateDecl : TEMPLATE name=IDENT '=' str ;
 
 verbalizerDecl : VERBALIZER name=IDENT '{' (label (',' | ';')?)* '}' ;
 
-label : key '=' (str | '[' (str (',' str)* ','?)? ']') ;
+// `good = ["great", "fine"]` is a label; `reduce = first`, `soft = true`,
+// `calibrate = true` (a bare word) are the verbalizer's options.
+label : key '=' (str | '[' (str (',' str)* ','?)? ']' | option=(IDENT | TRUE | FALSE)) ;
 
 recipeDecl : RECIPE name=IDENT '{' (directive | ';')* '}' ;
 

@@ -99,8 +99,12 @@ public:
           w.push_back(b.getStringAttr(x));
         words.push_back(b.getArrayAttr(w));
       }
-      b.create<bd::VerbalizerOp>(loc(v.loc), v.name, b.getArrayAttr(labels),
-                                  b.getArrayAttr(words));
+      auto op = b.create<bd::VerbalizerOp>(loc(v.loc), v.name, b.getArrayAttr(labels),
+                                            b.getArrayAttr(words));
+      if (v.reduce != "mean")
+        op.setReduce(v.reduce);
+      op.setSoft(v.soft);
+      op.setCalibrate(v.calibrate);
     }
     for (const program::Recipe &r : p.recipes) {
       SmallVector<Attribute> dirs;

@@ -110,6 +110,8 @@ ast::DeclPtr Builder::decl(G::DeclContext *ctx) {
         label.words.push_back(str(w));
         label.wordLocs.push_back(loc(w));
       }
+      if (l->option)
+        label.option = std::string(text(l->option));
       d->labels.push_back(std::move(label));
     }
     return d;

@@ -158,6 +158,9 @@ struct Template {
 struct Verbalizer {
   std::string name;
   std::vector<std::pair<std::string, std::vector<std::string>>> labels;
+  std::string reduce = "mean"; // how a multi-token word's logits become one: mean, first, max
+  bool soft = false;           // trained label embeddings (WARP-style) instead of fixed words
+  bool calibrate = false;      // divide by the label probabilities of a content-free input
   Loc loc;
 };
 

@@ -16,43 +16,65 @@ using llvm::dyn_cast;
 using K = Constant::Kind;
 
 void Sema::checkTemplate(const ast::TemplateDecl &t, program::Program &p) {
-  static const std::set<std::string> known = {"text_a", "text_b", "mask", "soft", "label"};
   program::Template out{t.name, t.text, {}, t.loc};
-  templates::Scan scan = templates::scan(t.text);
-  bool ok = true;
-  for (const templates::Placeholder &ph : scan.placeholders) {
-    std::string name(ph.name);
-    if (!known.count(name)) {
-      error(t.textLoc, "template '" + t.name + "': unknown placeholder '{" + name +
-                           "}' (expected {text_a}, {text_b}, {mask}, {soft} or {label})");
-      ok = false;
-    }
-    out.placeholders.push_back(name);
+  templates::Plan plan = templates::plan(t.text);
+  if (!plan.error.empty()) {
+    // Point at the offending brace: past the opening quote, counting the
+    // characters the source had to escape (\" \\ \n \r) twice.
+    Loc at = t.textLoc;
+    at.col += 1 + plan.errorOffset;
+    for (size_t i = 0; i < plan.errorOffset && i < t.text.size(); ++i)
+      at.col += std::string_view("\"\\\n\r").find(t.text[i]) != std::string_view::npos;
+    error(at, "template '" + t.name + "': " + plan.error);
+    return;
   }
-  if (scan.error == templates::Scan::Error::UnmatchedClose) {
-    error(t.textLoc, "template '" + t.name + "': unmatched '}' (write '}}' for a brace)");
-    ok = false;
-  } else if (scan.error == templates::Scan::Error::Unclosed) {
-    error(t.textLoc, "template '" + t.name + "': '{' without a closing '}'");
-    ok = false;
-  }
-  if (ok && std::count(out.placeholders.begin(), out.placeholders.end(), "mask") > 1) {
-    error(t.textLoc, "template '" + t.name + "' has more than one {mask}");
-    ok = false;
-  }
-  if (ok)
-    p.templates.push_back(std::move(out));
+  for (const templates::Segment &s : plan.segments)
+    if (s.kind != templates::Segment::Kind::Text)
+      out.placeholders.push_back(s.kind == templates::Segment::Kind::Field ? s.text
+                                                                         : templates::kindName(s.kind));
+  p.templates.push_back(std::move(out));
 }
 
 void Sema::checkVerbalizer(const ast::VerbalizerDecl &v, program::Program &p) {
-  program::Verbalizer out{v.name, {}, v.loc};
+  program::Verbalizer out{v.name, {}, "mean", false, false, v.loc};
   std::set<std::string> labels;
   bool ok = true;
-  if (v.labels.empty()) {
-    error(v.nameLoc, "verbalizer '" + v.name + "' has no labels");
-    ok = false;
-  }
   for (const auto &l : v.labels) {
+    if (!l.option)
+      continue;
+    const std::string &value = *l.option;
+    auto flag = [&](bool &to) {
+      if (value == "true" || value == "false")
+        to = value == "true";
+      else {
+        error(l.loc, "verbalizer '" + v.name + "': " + l.name + " is true or false, got '" + value + "'");
+        ok = false;
+      }
+    };
+    if (l.name == "reduce") {
+      if (value == "mean" || value == "first" || value == "max")
+        out.reduce = value;
+      else {
+        error(l.loc, "verbalizer '" + v.name + "': reduce is mean, first or max (how a label "
+                     "word of several tokens is scored), got '" + value + "'");
+        ok = false;
+      }
+    } else if (l.name == "soft") {
+      flag(out.soft);
+    } else if (l.name == "calibrate") {
+      flag(out.calibrate);
+    } else {
+      error(l.loc, "verbalizer '" + v.name + "': unknown option '" + l.name +
+                       "' (options are reduce, soft and calibrate; a label's words are strings: " +
+                       l.name + " = [\"" + value + "\"])");
+      ok = false;
+    }
+  }
+  bool anyLabel = false;
+  for (const auto &l : v.labels) {
+    if (l.option)
+      continue;
+    anyLabel = true;
     if (!labels.insert(l.name).second) {
       error(l.loc, "label '" + l.name + "' appears twice in verbalizer '" + v.name + "'");
       ok = false;
@@ -67,6 +89,10 @@ void Sema::checkVerbalizer(const ast::VerbalizerDecl &v, program::Program &p) {
         ok = false;
       }
     out.labels.emplace_back(l.name, l.words);
+  }
+  if (!anyLabel) {
+    error(v.nameLoc, "verbalizer '" + v.name + "' has no labels");
+    ok = false;
   }
   if (ok)
     p.verbalizers.push_back(std::move(out));

@@ -59,7 +59,8 @@ std::vector<ValueSpec> jobSchema(ast::JobKind kind) {
   if (trains)
     add({{"freeze", VT::Names, {}}, {"train_only", VT::Names, {}}});
   if (kind == ast::JobKind::Tune)
-    add({{"prompt", VT::Prompt, {}}});
+    add({{"prompt", VT::Prompt, {}},
+         {"truncate", VT::Word, {"head", "tail", "balanced"}}});
   if (kind == ast::JobKind::Infer)
     add({{"batch", VT::PosInt, {}},
          {"seq", VT::PosInt, {}},

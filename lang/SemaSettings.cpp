@@ -19,8 +19,8 @@ const std::vector<CallSpec> &callSpecs() {
       // data sources
       {"text", {{"path", VT::String, {}, true}, {"tokenizer", VT::Word, {"gpt2", "bert", "byte", "llama"}}}},
       {"tokens", {{"path", VT::String, {}, true}}},
-      {"jsonl", {{"path", VT::String, {}, true}, {"field", VT::String, {}}, {"tokenizer", VT::Word, {"gpt2", "bert", "byte", "llama"}}}},
-      {"tsv", {{"path", VT::String, {}, true}, {"text_a", VT::NonNegInt, {}}, {"text_b", VT::NonNegInt, {}}, {"label", VT::NonNegInt, {}}}},
+      {"jsonl", {{"path", VT::String, {}, true}, {"field", VT::String, {}}, {"tokenizer", VT::Word, {"gpt2", "bert", "byte", "llama"}}, {"labels", VT::Names, {}}}},
+      {"tsv", {{"path", VT::String, {}, true}, {"text_a", VT::NonNegInt, {}}, {"text_b", VT::NonNegInt, {}}, {"label", VT::NonNegInt, {}}, {"labels", VT::Names, {}}}},
       // optimizers
       {"adamw", {{"lr", VT::PosFloat, {}}, {"betas", VT::Pairs, {}}, {"eps", VT::PosFloat, {}}, {"weight_decay", VT::Float, {}}, {"no_decay", VT::Names, {}}}},
       {"adam", {{"lr", VT::PosFloat, {}}, {"betas", VT::Pairs, {}}, {"eps", VT::PosFloat, {}}}},
@@ -203,7 +203,30 @@ public:
         }
         return ok;
       }
-      return fail("template -> verbalizer");
+      // `T -> [V1, V2]`: one verbalizer per {mask}, in order.
+      if (c.kind == K::Pair && c.s == "->" && c.elements[0].kind == K::Enum &&
+          c.elements[1].kind == K::List && !c.elements[1].elements.empty() &&
+          std::all_of(c.elements[1].elements.begin(), c.elements[1].elements.end(),
+                      [](const Constant &e) { return e.kind == K::Enum; })) {
+        bool ok = expectDecl<ast::TemplateDecl>(c.elements[0], "template");
+        Constant names;
+        names.kind = K::List;
+        for (const Constant &v : c.elements[1].elements) {
+          ok &= expectDecl<ast::VerbalizerDecl>(v, "verbalizer");
+          names.elements.push_back(Constant::ofString(v.s));
+        }
+        if (ok) {
+          Constant call;
+          call.kind = K::Call;
+          call.s = "prompt";
+          call.loc = c.loc;
+          call.keywords = {{"template", Constant::ofString(c.elements[0].s)},
+                           {"verbalizers", names}};
+          c = call;
+        }
+        return ok;
+      }
+      return fail("template -> verbalizer, or template -> [verbalizer, ...] (one per {mask})");
     case VT::Pairs:
       if (c.kind == K::Tuple && c.elements.size() == 2) {
         for (Constant &el : c.elements) {

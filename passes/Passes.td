@@ -151,6 +151,23 @@ def ZeroPass : Pass<"bmb-zero", "::mlir::ModuleOp"> {
   }];
 }
 
+def LowerPromptsPass : Pass<"bmb-lower-prompts", "::mlir::ModuleOp"> {
+  let summary = "Turns a tune job's prompt = TEMPLATE -> VERBALIZER into an explicit plan";
+  let description = [{
+    For each `tune` job, reads its `bmb.template` and its `bmb.verbalizer`s
+    (one per `{mask}`) and sets the job's `bmb.prompt` attribute: the
+    template's segments (text, field, meta, mask, soft, each with whether it
+    owns the space before it and whether it may be shortened), the
+    truncation policy and max length, the soft tokens' init words, the
+    labels, and per mask the verbalizer's words, reduction and flags. Soft
+    tokens become the model parameter `@prompt.soft : [n_soft, dim]` (a soft
+    verbalizer, `@prompt.labels`). Errors, at the job: data without fields,
+    a template field the job's data does not declare, verbalizer labels that
+    differ from the data's or from each other, no `{mask}` or a verbalizer
+    count other than the mask count, soft tokens without a token embedding.
+  }];
+}
+
 def LowerBmbToExecPass : Pass<"bmb-lower-to-exec", "::mlir::ModuleOp"> {
   let summary = "Lowers an infer or train job's model to a bmb_exec program";
   let description = [{

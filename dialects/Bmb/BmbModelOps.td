@@ -365,16 +365,22 @@ def Bmb_TemplateOp : Bmb_Op<"template", [Symbol]> {
 def Bmb_VerbalizerOp : Bmb_Op<"verbalizer", [Symbol]> {
   let summary = "maps class labels to label words";
   let description = [{
-    Label `i` is `labels[i]`, and its logit is read from the vocabulary
-    entries of `words[i]` (prompt lowering averages them).
+    Label `i` is `labels[i]`, and its score is read from the vocabulary
+    entries of `words[i]` at the mask (the words' probabilities are
+    averaged). A word of several tokens is reduced to one logit by `reduce`
+    (`mean`, `first` or `max`). `soft` makes the label embeddings trainable
+    (initialised from the words); `calibrate` divides the label
+    probabilities by their mean over a content-free input.
 
     ```mlir
     bmb.verbalizer @polarity labels ["negative", "positive"]
-        words [["bad"], ["good", "wonderful", "great"]]
+        words [["bad"], ["good", "wonderful", "great"]] {reduce = "first", calibrate}
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$labels,
-                       TypedArrayAttrBase<StrArrayAttr, "arrays of words">:$words);
+                       TypedArrayAttrBase<StrArrayAttr, "arrays of words">:$words,
+                       DefaultValuedStrAttr<StrAttr, "mean">:$reduce,
+                       UnitAttr:$soft, UnitAttr:$calibrate);
   let assemblyFormat = "$sym_name `labels` $labels `words` $words attr-dict";
   let hasVerifier = 1;
 }

@@ -413,18 +413,10 @@ SmallVector<StringRef> TemplateOp::getPlaceholders() {
 }
 
 LogicalResult TemplateOp::verify() {
-  templates::Scan scan = templates::scan(getText());
-  std::optional<size_t> errorAt;
-  if (scan.error != templates::Scan::Error::None)
-    errorAt = scan.errorOffset;
-  for (const templates::Placeholder &p : scan.placeholders)
-    if (!errorAt && !templates::isPlaceholderName(p.name))
-      errorAt = p.offset;
-  if (errorAt)
-    return emitOpError("malformed placeholder at offset ")
-           << *errorAt << " of \"" << getText()
-           << "\": write {name} with a name of letters, digits and _, and "
-              "{{ or }} for a literal brace";
+  templates::Plan plan = templates::plan(getText());
+  if (!plan.error.empty())
+    return emitOpError("malformed placeholder at offset ") << plan.errorOffset << " of \"" << getText()
+                                     << "\": " << plan.error;
   return success();
 }
 
@@ -440,6 +432,8 @@ LogicalResult VerbalizerOp::verify() {
     if (cast<ArrayAttr>(words).empty())
       return emitOpError("label \"") << label << "\" has no words";
   }
+  if (!llvm::is_contained({"mean", "first", "max"}, getReduce()))
+    return emitOpError("reduce is mean, first or max, got \"") << getReduce() << "\"";
   return success();
 }
 

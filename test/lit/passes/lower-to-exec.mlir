@@ -152,7 +152,7 @@ bmb.model @Tiny layer "GPT2" {
   }
 }
 bmb.job @chat infer for @Tiny from "ckpt/" {batch = 1 : i64, sampling = {kind = "greedy"}, seq = 8 : i64}
-bmb.template @unused "{text} It was {mask}."
+bmb.template @unused "{text_a} It was {mask}."
 
 // -----
 

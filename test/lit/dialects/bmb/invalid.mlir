@@ -905,3 +905,13 @@ func.func @backward_layer_saves(%x: tensor<8xf32>) {
   }
   return
 }
+
+// -----
+
+// expected-error @+1 {{'bmb.template' op malformed placeholder at offset 9 of "{text_a} {soft: good}": '{soft: good}': write {soft} or {soft: "word"}}}
+bmb.template @t "{text_a} {soft: good}"
+
+// -----
+
+// expected-error @+1 {{'bmb.verbalizer' op reduce is mean, first or max, got "sum"}}
+bmb.verbalizer @v labels ["negative"] words [["bad"]] {reduce = "sum"}

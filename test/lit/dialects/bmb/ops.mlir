@@ -178,5 +178,9 @@ bmb.job @sst2 tune for @Nano from "bert.safetensors" {prompt = [@sentiment, @pol
 bmb.template @sentiment "{text_a} It was {mask}. {{literal}}"
 // CHECK: bmb.verbalizer @polarity labels ["negative", "positive"] words {{\[\["bad"\], \["good", "wonderful", "great"\]\]}}
 bmb.verbalizer @polarity labels ["negative", "positive"] words [["bad"], ["good", "wonderful", "great"]]
+// CHECK: bmb.template @nli "{text_a: fixed} {soft: 'so'} {meta: title, shortenable} {mask} {mask}"
+bmb.template @nli "{text_a: fixed} {soft: 'so'} {meta: title, shortenable} {mask} {mask}"
+// CHECK: bmb.verbalizer @yn labels ["no", "yes"] words {{\[\["no"\], \["yes"\]\]}} {calibrate, reduce = "max", soft}
+bmb.verbalizer @yn labels ["no", "yes"] words [["no"], ["yes"]] {reduce = "max", soft, calibrate}
 // CHECK: bmb.recipe @cook [{on = ["*.mlp.*.w"], pattern = "2:4", verb = "prune"}, {qat = true, to = "int8", verb = "quantize"}]
 bmb.recipe @cook [{verb = "prune", pattern = "2:4", on = ["*.mlp.*.w"]}, {verb = "quantize", to = "int8", qat = true}]

@@ -54,6 +54,18 @@ const CallSpec *findCall(const std::string &name) {
   return nullptr;
 }
 
+/// `T -> V` / `T -> [V1, V2]` as the call `prompt(template = T, KEY = VALUE)`
+/// the passes read, located at the arrow.
+Constant promptCall(const Constant &arrow, const char *key, Constant value) {
+  Constant call;
+  call.kind = K::Call;
+  call.s = "prompt";
+  call.loc = arrow.loc;
+  call.keywords = {{"template", Constant::ofString(arrow.elements[0].s)},
+                   {key, std::move(value)}};
+  return call;
+}
+
 std::optional<int64_t> parseSize(const std::string &text) {
   size_t i = 0;
   int64_t n = 0;
@@ -192,15 +204,8 @@ public:
         bool ok = true;
         ok &= expectDecl<ast::TemplateDecl>(c.elements[0], "template");
         ok &= expectDecl<ast::VerbalizerDecl>(c.elements[1], "verbalizer");
-        if (ok) {
-          Constant call;
-          call.kind = K::Call;
-          call.s = "prompt";
-          call.loc = c.loc;
-          call.keywords = {{"template", Constant::ofString(c.elements[0].s)},
-                           {"verbalizer", Constant::ofString(c.elements[1].s)}};
-          c = call;
-        }
+        if (ok)
+          c = promptCall(c, "verbalizer", Constant::ofString(c.elements[1].s));
         return ok;
       }
       // `T -> [V1, V2]`: one verbalizer per {mask}, in order.
@@ -215,15 +220,8 @@ public:
           ok &= expectDecl<ast::VerbalizerDecl>(v, "verbalizer");
           names.elements.push_back(Constant::ofString(v.s));
         }
-        if (ok) {
-          Constant call;
-          call.kind = K::Call;
-          call.s = "prompt";
-          call.loc = c.loc;
-          call.keywords = {{"template", Constant::ofString(c.elements[0].s)},
-                           {"verbalizers", names}};
-          c = call;
-        }
+        if (ok)
+          c = promptCall(c, "verbalizers", names);
         return ok;
       }
       return fail("template -> verbalizer, or template -> [verbalizer, ...] (one per {mask})");

@@ -20,6 +20,7 @@
 #include "passes/Autocast.h"
 #include "passes/EntryLowering.h"
 #include "passes/Passes.h"
+#include "passes/TrainJobs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -37,15 +38,9 @@ bool isForwardGemm(Operation *op) { return isa<LinearOp, LMHeadOp, FusedClassifi
 
 struct AutocastPass : mlir::bmb::impl::AutocastPassBase<AutocastPass> {
   void runOnOperation() override {
-    for (JobOp job : getOperation().getOps<JobOp>()) {
-      if (job.getKind() != JobKind::Train)
-        continue;
-      auto model = SymbolTable::lookupNearestSymbolFrom<ModelOp>(job, job.getModelAttr());
-      if (!model)
-        continue; // the job's verifier reports it
-      if (failed(apply(job, model)))
-        return signalPassFailure();
-    }
+    if (failed(forEachTrainJob(getOperation(),
+                               [&](JobOp job, ModelOp model) { return apply(job, model); })))
+      signalPassFailure();
   }
 
   LogicalResult apply(JobOp job, ModelOp model) {

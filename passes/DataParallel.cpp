@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/Bmb/BmbOps.h"
 #include "passes/Passes.h"
+#include "passes/TrainJobs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -42,15 +43,9 @@ struct DataParallelPass : mlir::bmb::impl::DataParallelPassBase<DataParallelPass
           << bucketBytes;
       return signalPassFailure();
     }
-    for (JobOp job : getOperation().getOps<JobOp>()) {
-      if (job.getKind() != JobKind::Train)
-        continue;
-      auto model = SymbolTable::lookupNearestSymbolFrom<ModelOp>(job, job.getModelAttr());
-      if (!model)
-        continue; // the job's verifier reports it
-      if (failed(insert(job, model)))
-        return signalPassFailure();
-    }
+    if (failed(forEachTrainJob(getOperation(),
+                               [&](JobOp job, ModelOp model) { return insert(job, model); })))
+      signalPassFailure();
   }
 
   LogicalResult insert(JobOp job, ModelOp model) {

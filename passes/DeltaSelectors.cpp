@@ -11,7 +11,6 @@
 using namespace llvm;
 
 namespace mlir::bmb {
-namespace {
 
 bool globMatch(StringRef pattern, StringRef path) {
   if (pattern.empty())
@@ -34,6 +33,8 @@ bool globMatch(StringRef pattern, StringRef path) {
   return !path.empty() && pattern.front() == path.front() &&
          globMatch(pattern.drop_front(), path.drop_front());
 }
+
+namespace {
 
 size_t countSegments(StringRef s) { return s.count('.') + 1; }
 

@@ -21,6 +21,10 @@
 
 namespace mlir::bmb {
 
+/// Dotted-path glob: `*` matches within one segment, `**` across segments
+/// (also `no_decay = [...]` of bmb-insert-optimizer).
+bool globMatch(llvm::StringRef pattern, llvm::StringRef path);
+
 /// Whether `selector` selects `path`. An invalid `re:` pattern matches
 /// nothing (checkSelector reports it).
 bool selectorMatches(llvm::StringRef selector, llvm::StringRef path);

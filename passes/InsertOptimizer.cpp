@@ -13,7 +13,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Bmb/BmbOps.h"
+#include "passes/DeltaSelectors.h"
 #include "passes/Passes.h"
+#include "passes/TrainJobs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -39,29 +41,6 @@ std::optional<double> getReal(DictionaryAttr dict, StringRef name) {
   return std::nullopt;
 }
 
-/// Dotted-path glob: `*` matches within one segment, `**` across segments.
-bool globMatch(StringRef pattern, StringRef path) {
-  if (pattern.empty())
-    return path.empty();
-  if (pattern.starts_with("**")) {
-    for (size_t i = 0; i <= path.size(); ++i)
-      if (globMatch(pattern.drop_front(2), path.drop_front(i)))
-        return true;
-    return false;
-  }
-  if (pattern.front() == '*') {
-    for (size_t i = 0; i <= path.size(); ++i) {
-      if (globMatch(pattern.drop_front(), path.drop_front(i)))
-        return true;
-      if (i < path.size() && path[i] == '.')
-        return false;
-    }
-    return false;
-  }
-  return !path.empty() && pattern.front() == path.front() &&
-         globMatch(pattern.drop_front(), path.drop_front());
-}
-
 /// The params no weight decay applies to by default: rank-1 slices and
 /// tables read by bmb.embedding.
 llvm::StringSet<> defaultNoDecay(ModelOp model) {
@@ -79,16 +58,9 @@ llvm::StringSet<> defaultNoDecay(ModelOp model) {
 struct InsertOptimizerPass
     : mlir::bmb::impl::InsertOptimizerPassBase<InsertOptimizerPass> {
   void runOnOperation() override {
-    for (JobOp job : getOperation().getOps<JobOp>()) {
-      if (job.getKind() != JobKind::Train)
-        continue;
-      auto model = SymbolTable::lookupNearestSymbolFrom<ModelOp>(
-          job, job.getModelAttr());
-      if (!model)
-        continue; // the job's verifier reports it
-      if (failed(insert(job, model)))
-        return signalPassFailure();
-    }
+    if (failed(forEachTrainJob(getOperation(),
+                               [&](JobOp job, ModelOp model) { return insert(job, model); })))
+      signalPassFailure();
   }
 
   LogicalResult insert(JobOp job, ModelOp model) {

@@ -20,6 +20,7 @@
 #include "dialects/Bmb/BmbOps.h"
 #include "passes/EntryLowering.h"
 #include "passes/Passes.h"
+#include "passes/TrainJobs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -36,15 +37,9 @@ namespace {
 
 struct ZeroPass : mlir::bmb::impl::ZeroPassBase<ZeroPass> {
   void runOnOperation() override {
-    for (JobOp job : getOperation().getOps<JobOp>()) {
-      if (job.getKind() != JobKind::Train)
-        continue;
-      auto model = SymbolTable::lookupNearestSymbolFrom<ModelOp>(job, job.getModelAttr());
-      if (!model)
-        continue;
-      if (failed(apply(job, model)))
-        return signalPassFailure();
-    }
+    if (failed(forEachTrainJob(getOperation(),
+                               [&](JobOp job, ModelOp model) { return apply(job, model); })))
+      signalPassFailure();
   }
 
   LogicalResult apply(JobOp job, ModelOp model) {

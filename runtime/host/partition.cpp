@@ -25,6 +25,8 @@
 
 namespace bmrt {
 
+// compiler/ZeroAuto.cpp sizes zero = auto's candidate plans with this same
+// formula (the compiler does not link the runtime): change both together.
 Partition partitionOf(const TrainInfo &train, int rank, int ranks) {
   if (ranks < 1 || rank < 0 || rank >= ranks)
     fail("partition of rank " + std::to_string(rank) + " of " + std::to_string(ranks));

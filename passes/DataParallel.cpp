@@ -20,6 +20,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
+#include <string>
+
 namespace mlir::bmb {
 #define GEN_PASS_DEF_DATAPARALLELPASS
 #include "passes/Passes.h.inc"
@@ -40,7 +42,7 @@ struct DataParallelPass : mlir::bmb::impl::DataParallelPassBase<DataParallelPass
   void runOnOperation() override {
     if (bucketBytes <= 0) {
       getOperation().emitError("bmb-data-parallel: bucket-bytes must be positive, got ")
-          << bucketBytes;
+          << std::to_string(bucketBytes.getValue());
       return signalPassFailure();
     }
     if (failed(forEachTrainJob(getOperation(),
@@ -57,11 +59,12 @@ struct DataParallelPass : mlir::bmb::impl::DataParallelPassBase<DataParallelPass
       return step.emitError("bmb-data-parallel: @optimizer_step already reduces its gradients");
     SmallVector<SmallVector<Attribute>> buckets;
     int64_t filled = 0;
+    const int64_t limit = bucketBytes.getValue();
     for (ParamOp p : model.getParams()) {
       if (!p.isTrainable())
         continue;
       int64_t bytes = byteSize(cast<RankedTensorType>(p.getType()));
-      if (buckets.empty() || (filled > 0 && filled + bytes > bucketBytes)) {
+      if (buckets.empty() || (filled > 0 && filled + bytes > limit)) {
         buckets.emplace_back();
         filled = 0;
       }

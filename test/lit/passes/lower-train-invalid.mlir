@@ -98,3 +98,62 @@ module {
   // expected-error @+1 {{schedule min_lr is not implemented yet (the schedules decay to 0)}}
   bmb.job @pretrain train for @M {batch = 2 : i64, seq = 4 : i64, schedule = {kind = "cosine", warmup = 1 : i64, min_lr = 1.0e-5 : f64}}
 }
+
+// -----
+
+// The gradients' collectives come before anything reads the gradients.
+module {
+  bmb.model @M layer "M" {
+    bmb.param @w : tensor<16x8xf32> init normal(0.02)
+    func.func @loss(%tok: tensor<2x4xi32> {bmb.name = "tokens"}, %tgt: tensor<2x4xi32> {bmb.name = "targets"}) -> tensor<f32> {
+      %w = bmb.param_get @w : tensor<16x8xf32>
+      %e = bmb.embedding %tok, %w : (tensor<2x4xi32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+      %loss, %dl = bmb.fused_classifier %e, %w, %tgt {ignore_index = -100 : i64}
+          : (tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32>) -> (tensor<f32>, tensor<2x4x16xf32>)
+      return %loss : tensor<f32>
+    }
+    func.func @train_step(%tok: tensor<2x4xi32> {bmb.name = "tokens"}, %tgt: tensor<2x4xi32> {bmb.name = "targets"}) -> tensor<f32> {
+      %w = bmb.param_get @w : tensor<16x8xf32>
+      %e = bmb.embedding %tok, %w : (tensor<2x4xi32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+      %loss, %dl = bmb.fused_classifier %e, %w, %tgt {ignore_index = -100 : i64}
+          : (tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32>) -> (tensor<f32>, tensor<2x4x16xf32>)
+      return %loss : tensor<f32>
+    }
+    func.func @optimizer_step() {
+      bmb.clip_grad_norm {max_norm = 1.0 : f64}
+      // expected-error @+1 {{gradient all-reduce after the gradients were read}}
+      bmb.grad_all_reduce [@w]
+      return
+    }
+  }
+  bmb.job @pretrain train for @M {batch = 2 : i64, seq = 4 : i64}
+}
+
+// -----
+
+module {
+  bmb.model @M layer "M" {
+    bmb.param @w : tensor<16x8xf32> init normal(0.02)
+    func.func @loss(%tok: tensor<2x4xi32> {bmb.name = "tokens"}, %tgt: tensor<2x4xi32> {bmb.name = "targets"}) -> tensor<f32> {
+      %w = bmb.param_get @w : tensor<16x8xf32>
+      %e = bmb.embedding %tok, %w : (tensor<2x4xi32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+      %loss, %dl = bmb.fused_classifier %e, %w, %tgt {ignore_index = -100 : i64}
+          : (tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32>) -> (tensor<f32>, tensor<2x4x16xf32>)
+      return %loss : tensor<f32>
+    }
+    func.func @train_step(%tok: tensor<2x4xi32> {bmb.name = "tokens"}, %tgt: tensor<2x4xi32> {bmb.name = "targets"}) -> tensor<f32> {
+      %w = bmb.param_get @w : tensor<16x8xf32>
+      %e = bmb.embedding %tok, %w : (tensor<2x4xi32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+      %loss, %dl = bmb.fused_classifier %e, %w, %tgt {ignore_index = -100 : i64}
+          : (tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32>) -> (tensor<f32>, tensor<2x4x16xf32>)
+      return %loss : tensor<f32>
+    }
+    func.func @optimizer_step() {
+      bmb.adamw_update @w {beta1 = 0.9 : f64, beta2 = 0.95 : f64, eps = 1.0e-8 : f64, weight_decay = 0.0 : f64}
+      // expected-error @+1 {{gradient reduce-scatter after the gradients were read}}
+      bmb.grad_reduce_scatter
+      return
+    }
+  }
+  bmb.job @pretrain train for @M {batch = 2 : i64, seq = 4 : i64}
+}

@@ -39,3 +39,4 @@ bmb_exec.program @t attributes {train = {opt_slots = 2 : i64}} {
     return
   }
 }
+

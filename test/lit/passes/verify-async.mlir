@@ -96,3 +96,29 @@ bmb_exec.program @frozen {
     return
   }
 }
+
+// -----
+
+bmb_exec.program @elsewhere {
+  bmb_exec.param @a : memref<4xf32>
+  func.func @optimizer_step() {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    // expected-error @below {{bmb-verify-async: the wait of this collective must follow it in the same block}}
+    %r = bmb_exec.all_reduce_grads [@a]
+    scf.for %i = %c0 to %c1 step %c1 {
+      bmb_exec.wait %r
+    }
+    return
+  }
+}
+
+// -----
+
+bmb_exec.program @stray {
+  func.func @optimizer_step(%r: !bmb_exec.request) {
+    // expected-error @below {{'bmb_exec.wait' op waits on a value that no collective of this function issued}}
+    bmb_exec.wait %r
+    return
+  }
+}

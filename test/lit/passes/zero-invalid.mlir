@@ -1,5 +1,7 @@
 // bmb-zero and bmb-data-parallel refusals.
 // RUN: bmb-opt %s -split-input-file -verify-diagnostics --bmb-data-parallel --bmb-zero
+// RUN: not bmb-opt %s -split-input-file --bmb-data-parallel=bucket-bytes=0 2>&1 | FileCheck %s --check-prefix=BUCKET
+// BUCKET: error: bmb-data-parallel: bucket-bytes must be positive, got 0
 
 // ZeRO stages 2 and 3 are not implemented yet: an error, not a silent stage 1.
 bmb.model @M layer "M" {
@@ -54,3 +56,15 @@ bmb.model @M layer "M" {
     return
   }
 }
+
+// -----
+
+// Nothing to partition: every param is frozen, so there is no bucket.
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<8x8xf32> init zeros frozen
+  func.func @optimizer_step() {
+    return
+  }
+}
+// expected-error @below {{bmb-zero: @optimizer_step has no gradient all-reduce to partition (run bmb-data-parallel first)}}
+bmb.job @train train for @M {zero = 1 : i64}

@@ -339,7 +339,8 @@ class Train(unittest.TestCase):
                               (["--resume"], "--resume continues from the checkpoints"),
                               (["--eval-only"], "--eval-only needs --load"),
                               (["--bogus"], "unknown flag '--bogus'"),
-                              (["--order", "shuffled"], "--order must be")]:
+                              (["--order", "shuffled"], "--order must be"),
+                              (["--comm-timeout", "0"], "--comm-timeout must be > 0 seconds")]:
             p = run(ARGS.train, *args, check=2)
             self.assertIn(message, p.stderr)
 
@@ -391,7 +392,8 @@ class Train(unittest.TestCase):
         p = run(ARGS.train, "--help", check=0)
         self.assertIn("Batch 4 x sequence length 8 are fixed by the job at compile time",
                       p.stdout)
-        for flag in ("--data", "--resume", "--dump-grads", "--eval-only", "--accum"):
+        for flag in ("--data", "--resume", "--dump-grads", "--eval-only", "--accum",
+                     "--deterministic", "--comm-timeout", "--rank-logs", "mpirun -np N"):
             self.assertIn(flag, p.stdout)
         p = run(ARGS.train, "--info", check=0)
         self.assertIn("train: batch 4 x seq 8", p.stdout)

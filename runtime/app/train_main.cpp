@@ -96,7 +96,7 @@ private:
   const TrainInfo &train_;
   Context ctx_;
   std::unique_ptr<Comm> comm_;
-  FILE *out_ = stderr;           // progress: rank 0's stderr, other ranks' --rank-logs file
+  FILE *out_ = stderr;           // progress: rank 0's stderr (and --rank-logs file), the others' file
   std::unique_ptr<FILE, int (*)(FILE *)> rankLog_{nullptr, std::fclose};
   int threads_ = 1;
   // Settings after defaults and the resumed state.
@@ -120,9 +120,28 @@ void TrainRun::setThreads() {
   ctx_.numThreads = threads_;
 }
 
+// Rank 0's progress with --rank-logs: stderr and DIR/rank-0.log alike (a
+// glibc cookie stream; it is not a terminal, so the progress is plain lines).
+struct Tee {
+  FILE *screen, *file;
+};
+ssize_t teeWrite(void *cookie, const char *buf, size_t n) {
+  Tee *t = (Tee *)cookie;
+  std::fwrite(buf, 1, n, t->screen);
+  std::fflush(t->screen);
+  return (ssize_t)std::fwrite(buf, 1, n, t->file);
+}
+int teeClose(void *cookie) {
+  Tee *t = (Tee *)cookie;
+  int rc = std::fclose(t->file);
+  delete t;
+  return rc;
+}
+
 // The ranks of this run (mpirun, torchrun-style variables, or one process).
-// Only rank 0 talks on stderr; the others write their progress to
-// --rank-logs DIR/rank-R.log, or nowhere. Errors reach stderr on every rank.
+// Only rank 0 talks on stderr; every rank writes its progress to
+// --rank-logs DIR/rank-R.log (the others nowhere else). Errors reach stderr
+// on every rank.
 void TrainRun::openComm() {
   CommOptions o;
   o.deterministic = flags_.deterministic;
@@ -132,18 +151,29 @@ void TrainRun::openComm() {
   if (comm_->size() > 1 && (flags_.dumpGrads || flags_.dumpBatch))
     throw UsageError("--dump-grads and --dump-batch show one process's step; run them "
                      "without mpirun");
-  if (comm_->rank() == 0)
+  if (comm_->rank() == 0 && !flags_.rankLogs)
     return;
   std::string file = "/dev/null";
   if (flags_.rankLogs) {
     std::filesystem::create_directories(*flags_.rankLogs);
     file = *flags_.rankLogs + "/rank-" + std::to_string(comm_->rank()) + ".log";
   }
-  rankLog_.reset(std::fopen(file.c_str(), "w"));
-  if (!rankLog_)
+  FILE *f = std::fopen(file.c_str(), "w");
+  if (!f)
     fail("cannot write " + file);
-  std::setvbuf(rankLog_.get(), nullptr, _IOLBF, 0);
-  out_ = rankLog_.get();
+  std::setvbuf(f, nullptr, _IOLBF, 0);
+  if (comm_->rank() == 0) {
+    Tee *tee = new Tee{stderr, f};
+    f = fopencookie(tee, "w", cookie_io_functions_t{nullptr, teeWrite, nullptr, teeClose});
+    if (!f) {
+      std::fclose(tee->file);
+      delete tee;
+      fail("cannot write " + file + " and stderr together");
+    }
+    std::setvbuf(f, nullptr, _IOLBF, 0);
+  }
+  rankLog_.reset(f);
+  out_ = f;
 }
 
 // A signal reaches the ranks at different moments; they stop together, at

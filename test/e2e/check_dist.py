@@ -259,6 +259,9 @@ def failure(d):
     print("stopped rank 1: the job ended after %.1f s, exit %d:\n%s"
           % (took, p.returncode, harness.tail(err, 6)))
     d.f.check(p.returncode != 0, "a stopped rank: the job exited 0")
+    rank0 = os.path.join(logs, "rank-0.log")
+    d.f.check(os.path.exists(rank0) and "step 1/" in open(rank0).read(),
+              "--rank-logs: rank 0 wrote no progress to " + rank0)
     d.f.check("did not finish in 3 s" in err and "rank 0" in err,
               "a stopped rank: no message from rank 0 naming the timeout:\n" + harness.tail(err))
     # A rank that is killed.

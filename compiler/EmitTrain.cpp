@@ -75,12 +75,6 @@ int64_t Emitter::groupAttr(StringRef name) {
   return a.getInt();
 }
 
-int64_t Emitter::gradElems() {
-  auto bytes = program->getAttrOfType<IntegerAttr>("grad_bytes");
-  std::string t = gradType();
-  return (bytes ? bytes.getInt() : 0) / (t == "double" ? 8 : 4);
-}
-
 void Emitter::emitGradsAndOptState() {
   auto train = program->getAttrOfType<DictionaryAttr>("train");
   int64_t slots = trainInt(train, "opt_slots");
@@ -280,8 +274,9 @@ bool Emitter::emitTrainOp(Operation *op) {
   // each update to it, so one rank (the whole group) and N ranks print alike.
   if (auto g = dyn_cast<GradNormOp>(op)) {
     scalar(g.getResult(),
-           "grad_norm_part<" + gradType() + ">(ctx, buf, " + std::to_string(gradElems()) +
-               ", " + std::to_string(groupAttr("partition_align")) + ")",
+           "grad_norm_part<" + gradType() + ">(ctx, buf, " +
+               std::to_string(groupAttr("group_elems")) + ", " +
+               std::to_string(groupAttr("partition_align")) + ")",
            "double");
     return true;
   }

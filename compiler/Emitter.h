@@ -174,8 +174,6 @@ private:
   /// The C++ element type of every gradient (one type per program: the
   /// whole-allocation ops need it).
   std::string gradType();
-  /// The size in elements of the grads allocation.
-  int64_t gradElems();
   /// An integer attribute of the program that bmb-plan-memory sets
   /// (group_param_offset, group_elems, partition_align).
   int64_t groupAttr(StringRef name);

@@ -154,7 +154,8 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
   if (auto r = dyn_cast<GradAllReduceOp>(op)) {
     if (gradNorm)
       return r.emitError("gradient all-reduce after the gradients were read");
-    pendingRequests.push_back(b.create<ex::AllReduceGradsOp>(r.getLoc(), requestType(), r.getParamsAttr()));
+    pendingRequests.push_back(
+        b.create<ex::AllReduceGradsOp>(r.getLoc(), requestType(), r.getParamsAttr()));
     return success();
   }
   if (auto r = dyn_cast<GradReduceScatterOp>(op)) {
@@ -171,7 +172,6 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
   auto batchRow = [&](Location l, Value buf, int64_t i, int64_t calls) {
     return batchRowOf(b, l, buf, i, calls);
   };
-  handled = true;
   Location loc = op->getLoc();
   auto fresh = [&](Value res) {
     Value buf = alloc(loc, res.getType());

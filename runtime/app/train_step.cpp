@@ -88,18 +88,11 @@ template <class T> void addInto(void *sum, const void *grads, int64_t n, bool fi
     s[i] = first ? g[i] : s[i] + g[i];
 }
 
-DType gradDType(const ProgramInfo &program) {
-  for (int i = 0; i < program.numParams; ++i)
-    if (program.params[i].gradOffset >= 0)
-      return program.params[i].dtype;
-  return DType::F32;
-}
-
 } // namespace
 
 void TrainStepper::foldMicroBatch(int64_t m) {
   const TrainInfo &t = *program_.train;
-  const bool f64 = gradDType(program_) == DType::F64;
+  const bool f64 = groupDType(program_) == DType::F64;
   const int64_t n = t.groupElems;
   if (m + 1 < accum_) { // into the sum, then a fresh gradient for the next one
     f64 ? addInto<double>(sum_.data(), buf_.grads, n, m == 0)

@@ -47,6 +47,13 @@ Partition partitionOf(const TrainInfo &train, int rank, int ranks) {
   return p;
 }
 
+DType groupDType(const ProgramInfo &program) {
+  for (int i = 0; i < program.numParams; ++i)
+    if (program.params[i].gradOffset >= 0)
+      return program.params[i].dtype;
+  return DType::F32;
+}
+
 namespace {
 
 void checkPart(const char *what, const Buffers &buf) {

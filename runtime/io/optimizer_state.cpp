@@ -75,14 +75,6 @@ std::vector<StateTensor> stateTensors(const ProgramInfo &program) {
   return out;
 }
 
-
-DType groupDType(const ProgramInfo &program) {
-  for (int i = 0; i < program.numParams; ++i)
-    if (program.params[i].gradOffset >= 0)
-      return program.params[i].dtype;
-  return DType::F32;
-}
-
 // Where slot `slot` of group element `e` (inside the partition) lives.
 uint8_t *stateAt(const Buffers &buf, DType dtype, int slot, int64_t e) {
   return (uint8_t *)buf.optState +

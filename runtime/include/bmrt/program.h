@@ -265,6 +265,10 @@ struct TrainInfo {
 /// The partition of `rank` of `ranks` (Partition's comment).
 Partition partitionOf(const TrainInfo &train, int rank, int ranks);
 
+/// The element type of the trainable group (of the gradients and the
+/// optimizer state); F32 when nothing is trainable.
+DType groupDType(const ProgramInfo &program);
+
 /// The train executable's main (runtime/app): data, the step loop,
 /// checkpoints, resume, metrics.
 int train_main(int argc, char **argv, const ProgramInfo &program);

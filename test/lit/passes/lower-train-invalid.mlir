@@ -157,3 +157,31 @@ module {
   }
   bmb.job @pretrain train for @M {batch = 2 : i64, seq = 4 : i64}
 }
+
+// -----
+
+// A precision the lowering does not know (only IR can say it; Sema checks .bmb).
+module {
+  bmb.model @M layer "M" {
+    bmb.param @w : tensor<16x8xf32> init normal(0.02)
+    func.func @loss(%tok: tensor<2x4xi32> {bmb.name = "tokens"}, %tgt: tensor<2x4xi32> {bmb.name = "targets"}) -> tensor<f32> {
+      %w = bmb.param_get @w : tensor<16x8xf32>
+      %e = bmb.embedding %tok, %w : (tensor<2x4xi32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+      %loss, %dl = bmb.fused_classifier %e, %w, %tgt {ignore_index = -100 : i64}
+          : (tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32>) -> (tensor<f32>, tensor<2x4x16xf32>)
+      return %loss : tensor<f32>
+    }
+    func.func @train_step(%tok: tensor<2x4xi32> {bmb.name = "tokens"}, %tgt: tensor<2x4xi32> {bmb.name = "targets"}) -> tensor<f32> {
+      %w = bmb.param_get @w : tensor<16x8xf32>
+      %e = bmb.embedding %tok, %w : (tensor<2x4xi32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+      %loss, %dl = bmb.fused_classifier %e, %w, %tgt {ignore_index = -100 : i64}
+          : (tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32>) -> (tensor<f32>, tensor<2x4x16xf32>)
+      return %loss : tensor<f32>
+    }
+    func.func @optimizer_step() {
+      return
+    }
+  }
+  // expected-error @+1 {{precision = fp8 is not implemented (fp32, fp64, bf16 and fp16 are)}}
+  bmb.job @pretrain train for @M {batch = 2 : i64, seq = 4 : i64, precision = "fp8"}
+}

@@ -68,3 +68,15 @@ bmb.model @M layer "M" {
 }
 // expected-error @below {{bmb-zero: @optimizer_step has no gradient all-reduce to partition (run bmb-data-parallel first)}}
 bmb.job @train train for @M {zero = 1 : i64}
+
+// -----
+
+// A stage that is neither a number nor auto (only IR can say it; Sema checks .bmb).
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<8x8xf32> init zeros
+  func.func @optimizer_step() {
+    return
+  }
+}
+// expected-error @below {{zero = "two" is not implemented yet (zero = 0 and 1 are)}}
+bmb.job @train train for @M {zero = "two"}

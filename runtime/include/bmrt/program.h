@@ -141,6 +141,7 @@ enum class ModelKind : int {
 };
 
 struct TrainInfo;
+struct TuneInfo;
 
 /// A LoRA that an infer program merges into its weight after loading
 /// (bmb-insert-deltas, infer jobs): weight += scale * b @ a, per layer for
@@ -172,6 +173,7 @@ struct ProgramInfo {
   const TrainInfo *train = nullptr;      // train jobs only (entries is then empty)
   const DeltaMerge *merges = nullptr;    // infer jobs with a merged LoRA delta
   int numMerges = 0;
+  const TuneInfo *tune = nullptr;        // tune jobs only (train is then set too)
 };
 
 /// Applies program.merges to the loaded params (infer_main, after loading).
@@ -261,6 +263,53 @@ struct TrainInfo {
   double lossScale = 65536;
   int64_t lossScaleWindow = 1000;
 };
+
+//===----------------------------------------------------------------------===//
+// Tuning programs (issue 6; docs/tuning.md)
+//===----------------------------------------------------------------------===//
+
+/// A tune job's program. ProgramInfo::train holds what a train job's does
+/// (batch B, seq T, optimizer, schedule, clip, the three entries, the flat
+/// trainable group); the entries take prompt-assembled examples and score
+/// classes instead of predicting tokens:
+///
+///   inputs  "tokens"      i32 [B, T]        ids; soft token k is id vocab + k
+///           "mask"        i32 [B, T]        1 on real tokens, 0 on padding
+///                                           (only when the model takes a mask)
+///           "token_types" i32 [B, T]        zeros (only when the model takes them)
+///           "mask_pos"    i32 [B, M]        the row whose logits score each {mask}
+///           "labels"      i32 [B]           class index; -100: a padding example
+///           "label_words" i32 [M, C, W, K]  token ids of word w of label c at
+///                                           mask m; -1 pads words and tokens
+///           "calibration" f32 [M, C, W]     divisor of each label word's
+///                                           probability (all 1: none)
+///   outputs "losses"      f32 [B]           per-example loss, 0 for padding
+///           "scores"      f32 [B, C]        class scores; the prediction is the argmax
+///           "word_probs"  f32 [B, M, C, W]  label-word probabilities before
+///                                           calibration (evaluate only; calibration
+///                                           is computed from these)
+///
+/// StepArgs::dlossScale is 1 / the labelled examples of the global batch.
+/// The app assembles examples with bmrt::assemblePrompt and fills these.
+struct TuneInfo {
+  const char *prompt;        // the job's bmb.prompt plan as JSON, the shape
+                             // bmb-prompt reads (segments, truncate, max_len,
+                             // labels, verbalizers)
+  const char *data;          // the job's data config as JSON: {"kind": "tsv"|"jsonl",
+                             // "path": ..., "text_a": 0, ..., "labels": [...]} ("" = none)
+  int64_t numLabels, numMasks, maxWords, maxWordTokens; // C, M, W, K
+  int64_t numSoft;           // soft tokens: rows of softParam
+  const char *softParam;     // "prompt.soft" ("" when numSoft = 0)
+  const char *embeddingParam;// the token embedding (soft-token init from words)
+  const char *labelParam;    // soft verbalizer: "prompt.labels" [C, dim], else ""
+  const char *headParam;     // the weight whose rows score the vocabulary
+                             // (soft-verbalizer init from label words)
+};
+
+/// The tune executable's main (runtime/app/tune_main.cpp): labelled data,
+/// prompt assembly, training of the delta and prompt params, accuracy and
+/// macro-F1, delta-only checkpoints.
+int tune_main(int argc, char **argv, const ProgramInfo &program);
 
 /// The partition of `rank` of `ranks` (Partition's comment).
 Partition partitionOf(const TrainInfo &train, int rank, int ranks);

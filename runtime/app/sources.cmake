@@ -1,6 +1,7 @@
 # sources of the app component (see runtime/CMakeLists.txt): the infer
 # executable's main, its flags, buffers, sampling and output; the train
-# executable's main (train_*: flags, data, step, checkpoints, progress).
+# executable's main (train_*: flags, data, step, checkpoints, progress);
+# the tune executable's (tune_*: labelled data, metrics, ...).
 bmrt_add_component(app
   ${CMAKE_CURRENT_LIST_DIR}/buffers.cpp
   ${CMAKE_CURRENT_LIST_DIR}/delta_merge.cpp
@@ -23,4 +24,6 @@ bmrt_add_component(app
   ${CMAKE_CURRENT_LIST_DIR}/train_main.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_progress.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_step.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tune_data.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tune_metrics.cpp
 )

@@ -27,7 +27,10 @@ struct LabelledSource {
   // tsv: column (0-based) of each named field, and of the label.
   std::vector<std::pair<std::string, int64_t>> columns; // ("text_a", 0), ...
   int64_t labelColumn = -1;
-  // jsonl: the key holding the label ("label").
+  // jsonl: the fields are keys of each line's object, except that text_a
+  // reads `textAKey` (the config's `field`, default "text_a"); the label is
+  // under "label".
+  std::string textAKey = "text_a";
   std::string labelKey = "label";
 };
 
@@ -44,8 +47,9 @@ struct LabelledExample {
 /// Reads every example. `fields` are the fields the template reads (text_a,
 /// text_b, meta fields): each must be present on every line (tsv: declared
 /// as a column; jsonl: a string value). `labels` are the verbalizer's
-/// classes, in order; a line whose label is not one of them is an error
-/// naming it and the classes. An empty file, or one without examples, is an
+/// classes, in order; a label is a class name or, when no class has that
+/// name, a class index (0, 1, ... as in GLUE's TSV files). A line whose
+/// label is neither is an error naming it and the classes. An empty file, or one without examples, is an
 /// error. Blank lines are skipped; a TSV first line equal to the column
 /// names is not a header (TSV has none).
 std::vector<LabelledExample> readLabelled(const LabelledSource &source,

@@ -241,6 +241,9 @@ void writeBpeFiles(const std::string &dir, const BpeResult &bpe) {
     merges += a + " " + b + "\n";
   writeTextFile(dir + "/vocab.json", vocab);
   writeTextFile(dir + "/merges.txt", merges);
+  if (!bpe.maskToken.empty())
+    writeTextFile(dir + "/tokenizer_config.json",
+                  "{\"mask_token\": " + json::quote(bpe.maskToken) + "}\n");
 }
 
 } // namespace bmrt

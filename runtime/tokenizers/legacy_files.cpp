@@ -4,7 +4,10 @@
 // imply the pipeline transformers builds from them (its GPT2Converter and
 // BertConverter): byte-level BPE with <|endoftext|>, or lower-casing BERT
 // WordPiece with [CLS] ... [SEP]. tokenizer_config.json, when present beside
-// them, can switch off lower-casing (do_lower_case) and the like.
+// them, can switch off lower-casing (do_lower_case) and the like, and for
+// byte-level BPE name a mask token of the vocabulary (RoBERTa's "<mask>";
+// bmb-tokenize --mask-token writes it), which is then special as
+// transformers makes it.
 //
 //===----------------------------------------------------------------------===//
 #include "loaders.h"
@@ -82,6 +85,17 @@ std::unique_ptr<Tokenizer> loadGpt2Files(const std::string &vocabPath, const std
       optionalBool(config, "add_prefix_space", dir + "/tokenizer_config.json", false);
   parts.preTokenizer.push_back(byteLevel);
   addSpecialIfPresent(parts, vocab, "<|endoftext|>");
+  if (const json::Value *mask = config.get("mask_token"); mask && !mask->isNull()) {
+    std::string where = dir + "/tokenizer_config.json: mask_token";
+    if (mask->kind != json::Value::Kind::Object && mask->kind != json::Value::Kind::String)
+      fail(where + " must be a string or an object with \"content\"");
+    std::string token = mask->kind == json::Value::Kind::Object
+                            ? stringMember(*mask, "content", where)
+                            : mask->string;
+    if (!vocab.count(token))
+      fail(where + " \"" + token + "\" is not in " + vocabPath);
+    addSpecialIfPresent(parts, vocab, token);
+  }
   parts.bpe = std::make_unique<BpeModel>(std::move(vocab), merges, BpeOptions(),
                                          vocabPath + " + " + mergesPath);
   parts.hasDecoder = true;

@@ -2,6 +2,7 @@
 //
 //   bmb-tokenize --tokenizer PATH|byte INPUT... -o OUT.tok [--jsonl-field F] [--append-eos]
 //   bmb-tokenize --train-bpe VOCAB_SIZE INPUT... -o DIR [--min-frequency N] [--jsonl-field F]
+//                [--mask-token TOKEN]
 //
 // An INPUT ending in .jsonl holds one JSON object per line (blank lines
 // skipped) whose field F (default "text") is one document; any other file is
@@ -28,6 +29,7 @@ namespace {
 const char *kUsage =
     "usage: bmb-tokenize --tokenizer PATH|byte INPUT... -o OUT.tok [--jsonl-field NAME] [--append-eos]\n"
     "       bmb-tokenize --train-bpe VOCAB_SIZE INPUT... -o DIR [--min-frequency N] [--jsonl-field NAME]\n"
+    "                                [--mask-token TOKEN]\n"
     "\n"
     "Tokenizes text into a token file for training, or trains a byte-level BPE\n"
     "tokenizer (GPT-2 layout: DIR/vocab.json + DIR/merges.txt).\n"
@@ -42,6 +44,8 @@ const char *kUsage =
     "  --train-bpe N          train a byte-level BPE vocabulary of N tokens instead\n"
     "                         (256 bytes + merges + <|endoftext|>)\n"
     "  --min-frequency N      with --train-bpe: merge only pairs seen >= N times (default 2)\n"
+    "  --mask-token TOKEN     with --train-bpe: add the special token TOKEN (e.g. <mask>) as the\n"
+    "                         last id, for masked-LM training and prompts (tokenizer_config.json)\n"
     "  -h, --help             this text\n";
 
 struct UsageError {
@@ -53,6 +57,7 @@ struct Options {
   std::vector<std::string> inputs;
   bool appendEos = false;
   int64_t trainVocab = 0, minFrequency = 2;
+  std::string maskToken; // --mask-token: a special token after <|endoftext|>
 };
 
 int64_t parseCount(const std::string &flag, const std::string &value) {
@@ -85,6 +90,8 @@ Options parseFlags(int argc, char **argv) {
       o.trainVocab = parseCount(a, value(a));
     else if (a == "--min-frequency")
       o.minFrequency = parseCount(a, value(a));
+    else if (a == "--mask-token")
+      o.maskToken = value(a);
     else if (a.size() > 1 && a[0] == '-')
       throw UsageError{"unknown flag " + a};
     else
@@ -99,6 +106,15 @@ Options parseFlags(int argc, char **argv) {
     throw UsageError{"no output (-o)"};
   if (train && o.appendEos)
     throw UsageError{"--append-eos is for --tokenizer"};
+  if (!train && !o.maskToken.empty())
+    throw UsageError{"--mask-token is for --train-bpe"};
+  if (!o.maskToken.empty() && (o.maskToken.size() < 3 || o.maskToken.front() != '<' ||
+                               o.maskToken.back() != '>'))
+    throw UsageError{"--mask-token wants a token written <like-this> (text never contains it), "
+                     "got '" + o.maskToken + "'"};
+  if (!o.maskToken.empty() && o.trainVocab < 258)
+    throw UsageError{"--train-bpe with --mask-token wants at least 258 tokens (256 bytes, "
+                     "<|endoftext|> and the mask token)"};
   return o;
 }
 
@@ -185,7 +201,13 @@ int trainBpe(const Options &o) {
     for (std::string &d : part)
       docs.push_back(std::move(d));
   }
-  bmrt::BpeResult bpe = bmrt::trainByteLevelBpe(docs, o.trainVocab, o.minFrequency);
+  // The mask token takes the last id, so the trainer stops one token earlier.
+  bool mask = !o.maskToken.empty();
+  bmrt::BpeResult bpe = bmrt::trainByteLevelBpe(docs, o.trainVocab - (mask ? 1 : 0), o.minFrequency);
+  if (mask) {
+    bpe.vocab.push_back(o.maskToken);
+    bpe.maskToken = o.maskToken;
+  }
   bmrt::writeBpeFiles(o.output, bpe);
   std::printf("%s: %zu documents, vocab %zu (%zu merges)\n", o.output.c_str(), docs.size(),
               bpe.vocab.size(), bpe.merges.size());

@@ -140,10 +140,13 @@ private:
 struct BpeResult {
   std::vector<std::string> vocab;                          // by id
   std::vector<std::pair<std::string, std::string>> merges; // in rank order
+  std::string maskToken; // "" or the last id's token, a special mask token (RoBERTa's <mask>)
 };
 BpeResult trainByteLevelBpe(const std::vector<std::string> &documents, int64_t vocabSize,
                             int64_t minFrequency);
-/// Writes dir/vocab.json and dir/merges.txt (GPT-2's layout; dir is created).
+/// Writes dir/vocab.json and dir/merges.txt (GPT-2's layout; dir is created),
+/// and with a mask token dir/tokenizer_config.json naming it ("mask_token"),
+/// which makes it a special token for transformers and for loadTokenizer.
 void writeBpeFiles(const std::string &dir, const BpeResult &bpe);
 
 } // namespace bmrt

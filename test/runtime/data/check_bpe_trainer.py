@@ -15,7 +15,12 @@ Trains a 1000-token byte-level BPE on the Debian license texts
     alphabet, min_frequency 2, <|endoftext|>) and reports how many of the
     first 200 merges (and of all) agree. Our trainer follows HF's algorithm,
     ties included, so all are expected to; fewer than 190 of the first 200
-    fails.
+    fails;
+  * trains again with --mask-token "<mask>" and checks that transformers'
+    GPT2TokenizerFast.from_pretrained (which reads tokenizer_config.json)
+    and our loader agree on texts holding "<mask>" (one special id, the
+    last), and that a tokenizer_config.json naming a token the vocabulary
+    lacks is refused by name.
 """
 
 import os
@@ -120,7 +125,54 @@ def main():
                 print(f"MISMATCH on {s[:60]!r}: " + "; ".join(problems))
     print(f"{len(strings)} strings: ids vs GPT2TokenizerFast, {compared_plain} also vs "
           f"ByteLevelBPETokenizer, decode round trips; {failures} failures")
+    failures += check_mask_token(tool, driver, work, files, strings)
     return 1 if failures else 0
+
+
+def check_mask_token(tool, driver, work, files, strings):
+    """--mask-token: the vocabulary's last id, special for HF and for us."""
+    from transformers import GPT2TokenizerFast
+    mask_dir = os.path.join(work, "ours-mask")
+    subprocess.run([tool, "--train-bpe", str(VOCAB), *files, "-o", mask_dir,
+                    "--mask-token", "<mask>"], check=True)
+    hf = GPT2TokenizerFast.from_pretrained(mask_dir)
+    failures = 0
+    if hf.mask_token != "<mask>" or hf.mask_token_id != VOCAB - 1 or len(hf) != VOCAB:
+        print(f"FAIL: HF sees mask {hf.mask_token!r} id {hf.mask_token_id}, {len(hf)} tokens; "
+              f"expected <mask> at {VOCAB - 1} of {VOCAB}")
+        failures += 1
+    texts = ["It was <mask>.", "<mask>", "a<mask>b", "<mask> <mask>", " <mask>"]
+    texts += [s + " <mask>" for s in strings[:200] if "<" not in s]
+    in_path, out_path = os.path.join(work, "mask.hex"), os.path.join(work, "mask.out")
+    with open(in_path, "w") as f:
+        for s in texts:
+            f.write(s.encode("utf-8").hex() + "\n")
+    subprocess.run([driver, mask_dir, in_path, out_path], check=True)
+    with open(out_path) as f:
+        rows = [line.rstrip("\n").split(";") for line in f]
+    for s, (ids_text, _) in zip(texts, rows):
+        ours = [int(x) for x in ids_text.split(",")] if ids_text else []
+        ref = hf(s, add_special_tokens=False)["input_ids"]
+        if ours != ref or ours.count(VOCAB - 1) != s.count("<mask>"):
+            failures += 1
+            print(f"MISMATCH (mask) on {s[:60]!r}: ours {ours[:20]} HF {ref[:20]}")
+    # A mask token the vocabulary lacks: refused, naming it and the file.
+    bad_dir = os.path.join(work, "bad-mask")
+    os.makedirs(bad_dir, exist_ok=True)
+    for name in ("vocab.json", "merges.txt"):
+        with open(os.path.join(mask_dir, name), "rb") as src, \
+                open(os.path.join(bad_dir, name), "wb") as dst:
+            dst.write(src.read())
+    with open(os.path.join(bad_dir, "tokenizer_config.json"), "w") as f:
+        f.write('{"mask_token": "[MASK]"}')
+    run = subprocess.run([driver, bad_dir, in_path, out_path], capture_output=True, text=True)
+    expected = 'tokenizer_config.json: mask_token "[MASK]" is not in'
+    if run.returncode == 0 or expected not in run.stderr:
+        failures += 1
+        print(f"FAIL: a mask token outside the vocabulary: exit {run.returncode}, {run.stderr!r}")
+    print(f"--mask-token: {len(texts)} texts with <mask> vs GPT2TokenizerFast.from_pretrained; "
+          f"{failures} failures")
+    return failures
 
 
 if __name__ == "__main__":

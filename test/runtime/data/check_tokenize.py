@@ -136,6 +136,15 @@ def main():
                 ["--tokenizer", "byte", text_files[0], "-o"]):
         r = run([tool, *bad])
         check(r.returncode == 2 and "usage" in r.stderr, f"bad usage {bad}: exit {r.returncode}")
+    for bad, message in (
+            (["--train-bpe", "300", text_files[0], "-o", "d", "--mask-token", "mask"],
+             "--mask-token wants a token written <like-this> (text never contains it), got 'mask'"),
+            (["--train-bpe", "257", text_files[0], "-o", "d", "--mask-token", "<mask>"],
+             "--train-bpe with --mask-token wants at least 258 tokens"),
+            (["--tokenizer", "byte", text_files[0], "-o", "x.tok", "--mask-token", "<mask>"],
+             "--mask-token is for --train-bpe")):
+        r = run([tool, *bad])
+        check(r.returncode == 2 and message in r.stderr, f"bad usage {bad}: {r.stderr[:200]}")
     missing = os.path.join(work, "no-such-file.txt")
     r = run([tool, "--tokenizer", "byte", text_files[0], missing, "-o", os.path.join(work, "m.tok")])
     check(r.returncode == 1 and missing in r.stderr, f"unreadable input: {r.returncode} {r.stderr}")

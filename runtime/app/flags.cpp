@@ -386,7 +386,7 @@ void printInferHelp(FILE *out, const char *argv0, const ProgramInfo &p) {
                "throughput and peak memory to stderr\n");
   std::fprintf(out,
                "  --dump DIR           write each step's outputs as DIR/stepNNNN_<name>.npy "
-               "(step 0 = prefill)\n");
+               "(step 0 = prefill); stdin request N's in DIR/lineNNNN/\n");
   std::fprintf(out,
                "  --save FILE          write the loaded parameters to FILE (.safetensors), "
                "then exit\n");

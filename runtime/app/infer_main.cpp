@@ -51,7 +51,7 @@ private:
   void loadParams(const std::string &checkpoint, void *params);
   void useDelta(const std::optional<std::string> &requested);
   void runPrompt(const std::vector<int32_t> &ids, const Buffers &buf, Sampler *sampler,
-                 const Tokenizer *tokenizer);
+                 const Tokenizer *tokenizer, const std::string &dump);
   void serveStdin(const Buffers &buf, Sampler *sampler, const Tokenizer *tokenizer);
   void printRunProfile() const;
 
@@ -155,9 +155,13 @@ void InferRun::useDelta(const std::optional<std::string> &requested) {
   deltas_->apply(requested ? *requested : defaultDelta(flags_));
 }
 
+// `dump`: the directory of this prompt's --dump files, "" for none.
 void InferRun::runPrompt(const std::vector<int32_t> &ids, const Buffers &buf, Sampler *sampler,
-                         const Tokenizer *tokenizer) {
-  std::string dump = flags_.dumpDir ? *flags_.dumpDir : "";
+                         const Tokenizer *tokenizer, const std::string &dump) {
+  if (!dump.empty()) {
+    checkPrompt(program_, ids); // no directory for a prompt refused
+    std::filesystem::create_directories(dump);
+  }
   if (!lm_) {
     encodePrompt(ctx_, program_, buf, ids, dump, stdout, stats_);
     return;
@@ -172,7 +176,8 @@ void InferRun::runPrompt(const std::vector<int32_t> &ids, const Buffers &buf, Sa
 }
 
 // One request per line; a failed one is reported (naming its line) and
-// the next is served; the run fails at the end if any did.
+// the next is served; the run fails at the end if any did. --dump DIR
+// writes request N's files to DIR/lineNNNN/.
 void InferRun::serveStdin(const Buffers &buf, Sampler *sampler, const Tokenizer *tokenizer) {
   std::string line;
   int64_t number = 0, failed = 0, firstFailed = 0;
@@ -183,7 +188,13 @@ void InferRun::serveStdin(const Buffers &buf, Sampler *sampler, const Tokenizer 
     try {
       Request request = parseRequest(line);
       useDelta(request.delta);
-      runPrompt(tokenizer->encode(request.prompt, true), buf, sampler, tokenizer);
+      std::string dump;
+      if (flags_.dumpDir) {
+        char sub[32];
+        std::snprintf(sub, sizeof sub, "/line%04lld", (long long)number);
+        dump = *flags_.dumpDir + sub;
+      }
+      runPrompt(tokenizer->encode(request.prompt, true), buf, sampler, tokenizer, dump);
     } catch (const Error &e) {
       std::fflush(stdout);
       std::fprintf(stderr, "error: stdin line %lld: %s\n", (long long)number, e.what());
@@ -225,8 +236,6 @@ int InferRun::run() {
     return 0;
   }
   checkFlagsApply();
-  if (flags_.dumpDir && !flags_.prompt && !flags_.promptIds)
-    throw UsageError("--dump needs --prompt or --prompt-ids (the files are of one generation)");
   if (flags_.saveNames) {
     bool known = false;
     std::string names;
@@ -266,8 +275,6 @@ int InferRun::run() {
     useDelta(std::nullopt);
   else
     mergeDeltas(program_, buf.params);
-  if (flags_.dumpDir)
-    std::filesystem::create_directories(*flags_.dumpDir);
 
   std::unique_ptr<Tokenizer> tokenizer;
   if (needsTokenizer())
@@ -276,10 +283,11 @@ int InferRun::run() {
   if (lm_)
     sampler = makeSampler(sampling, program_.vocab);
 
+  std::string dump = flags_.dumpDir ? *flags_.dumpDir : "";
   if (flags_.promptIds) {
-    runPrompt(*flags_.promptIds, buf, &sampler, tokenizer.get());
+    runPrompt(*flags_.promptIds, buf, &sampler, tokenizer.get(), dump);
   } else if (flags_.prompt) {
-    runPrompt(tokenizer->encode(*flags_.prompt, true), buf, &sampler, tokenizer.get());
+    runPrompt(tokenizer->encode(*flags_.prompt, true), buf, &sampler, tokenizer.get(), dump);
   } else {
     try {
       serveStdin(buf, &sampler, tokenizer.get());

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Delta tuning (bmb-insert-deltas) against a torch reference assembled here.
 
-usage: check_delta.py KIND EXE WORKDIR [INFER_EXE [UNMERGED_INFER_EXE [BACKBONE_EXE]]]
+usage: check_delta.py KIND EXE WORKDIR [INFER_EXE...] [BACKBONE_EXE]
 
-KIND is lora, lora-dropout, adapter, bitfit or serve; EXE the train executable of
-the job e2e_delta_KIND (- as _; serve: e2e_delta_lora) of test/e2e/train_delta.bmb
+KIND is lora, lora-dropout, adapter, bitfit, serve, serve-adapter or
+serve-bitfit; EXE the train executable of the job e2e_delta_KIND (- as _;
+serve: e2e_delta_lora, serve-X: e2e_delta_X) of test/e2e/train_delta.bmb
 (GPT-2 nano, settings in DELTAS below). PEFT is not installed, so the reference is transformers' GPT-2 with
 the delta written out in torch (forward hooks): LoRA adds
 (alpha/r) (x A^T) B^T to the q and v thirds of c_attn; adapters add
@@ -44,10 +45,14 @@ Hugging Face names, the deltas under ours (h.attn.q.lora_a, [layers, ...]).
   backbone alone) in plain and JSON lines: every request's tokens and dumped
   logits are bit-identical to a separate run with that delta alone (--delta
   FILE, or --use-delta none), merged and unmerged; none's logits equal the
-  backbone job's (merged: bit-identical); an unknown delta name and a
+  backbone job's (bit-identical); an unknown delta name and a
   malformed JSON line fail alone (named by line, the rest served, exit 1);
   a duplicate name (exit 2) and a delta pinned to another backbone (exit 1,
   naming the file, before any request) are refused at start-up.
+  serve-adapter, serve-bitfit: the same with the adapter and the BitFit infer
+  jobs (adapters copied in; BitFit's deltas are backbone biases, restored
+  from their pristine copy for none). Every none is bit-identical to the
+  backbone job.
   adapter only:
   6. INFER_EXE (the infer job with the same adapters) on the checkpoint of
      2: the logits of its prefill and of a decode step equal transformers'
@@ -408,16 +413,26 @@ def check_adapter_infer(fails, s, ckpt, infer_exe):
     fails.check(err <= 1e-5, "adapter inference logits differ (rel %.2e)" % err)
 
 
+# serve modes: the delta kind, and the labels of the infer executables given.
+SERVE = {"serve": ("lora", ["merged", "unmerged"]), "serve-adapter": ("adapter", ["adapter"]),
+         "serve-bitfit": ("bitfit", ["bitfit"])}
 SERVE_PROMPTS = ["The quick brown fox", "hello, world", "0123 456 {x}"]
 SERVE_ARGS = ["--tokenizer", "byte", "--max-tokens", "4", "--ignore-eos", "--output", "ids",
               "--sampling", "greedy"] + THREADS
 
 
 def train_one_step(fails, s, exe, label, seed):
-    """A LoRA delta file: one step from the backbone plus LoRA tensors drawn
-    with `seed`."""
+    """A delta file: one step from the backbone plus delta tensors drawn with
+    `seed` (BitFit: the backbone with its biases drawn, which the delta file
+    holds and its backbone hash leaves out)."""
+    rng = np.random.default_rng(seed)
     start = os.path.join(s.dir, "start-%s.safetensors" % label)
-    save_file({**s.backbone, **s.draw(np.random.default_rng(seed))}, start)
+    tensors = {**s.backbone, **s.draw(rng)}
+    if s.kind == "bitfit":
+        for name, v in tensors.items():
+            if name.endswith(".bias") and v.ndim == 1:
+                tensors[name] = v + rng.normal(0.0, 0.3, v.shape).astype(np.float32)
+    save_file(tensors, start)
     save = os.path.join(s.dir, "ckpt-" + label)
     if not s.run(fails, "one step for delta " + label, exe, start, "--steps", 1, "--save", save):
         return None
@@ -451,13 +466,14 @@ def serve_stream():
     ]
 
 
-def check_serving(fails, s, exe, merged_exe, unmerged_exe, backbone_exe):
+def check_serving(fails, s, exe, infers, backbone_exe):
+    """infers: [(label, infer executable)], each serving the same two deltas."""
     files = {"a": train_one_step(fails, s, exe, "a", 21), "b": train_one_step(fails, s, exe, "b", 22)}
     if None in files.values():
         return
     stream = serve_stream()
     stdin = "".join(line + "\n" for line, _, _ in stream).encode()
-    for label, infer in (("merged", merged_exe), ("unmerged", unmerged_exe)):
+    for label, infer in infers:
         served = os.path.join(s.dir, "serve-" + label)
         shutil.rmtree(served, ignore_errors=True)
         cmd = [infer, "--load", s.init, "--delta", "a=" + files["a"], "--delta",
@@ -514,10 +530,11 @@ def check_serving(fails, s, exe, merged_exe, unmerged_exe, backbone_exe):
             exact = ours.tobytes() == ref.tobytes()
             print("%s: delta none vs the backbone job: rel %.2e%s"
                   % (label, e, ", bit-identical" if exact else ""))
-            fails.check(exact if label == "merged" else e <= 1e-6,
-                        "%s: delta none differs from the backbone job (rel %.2e)" % (label, e))
+            fails.check(exact, "%s: delta none differs from the backbone job (rel %.2e)"
+                        % (label, e))
     # Refused at start-up, before any request.
-    p = harness.run([merged_exe, "--load", s.init, "--delta", "x=" + files["a"], "--delta",
+    first = infers[0][1]
+    p = harness.run([first, "--load", s.init, "--delta", "x=" + files["a"], "--delta",
                      "x=" + files["b"], "--prompt", "hi"] + SERVE_ARGS)
     fails.check(p.returncode == 2 and b"two deltas named 'x'" in p.stderr,
                 "a duplicate delta name: exit %s, %s" % (p.returncode, harness.tail(p.stderr, 2)))
@@ -528,26 +545,29 @@ def check_serving(fails, s, exe, merged_exe, unmerged_exe, backbone_exe):
     other = os.path.join(s.dir, "other-backbone-delta.safetensors")
     from safetensors.numpy import save_file as save_raw
     save_raw(check_train.load_safetensors(files["b"]), other, metadata=meta)
-    p = subprocess.run([merged_exe, "--load", s.init, "--delta", "a=" + files["a"], "--delta",
+    p = subprocess.run([first, "--load", s.init, "--delta", "a=" + files["a"], "--delta",
                         "c=" + other] + SERVE_ARGS, input=stdin, capture_output=True, timeout=300)
     fails.check(p.returncode == 1 and p.stdout == b""
                 and (other + ": the delta was tuned on another backbone").encode() in p.stderr,
                 "a delta of another backbone: exit %s, %s"
                 % (p.returncode, harness.tail(p.stderr, 2)))
     print("refused: %s / %s" % (harness.tail(harness.run(
-        [merged_exe, "--load", s.init, "--delta", "x=" + files["a"], "--delta", "x=" + files["b"]],
+        [first, "--load", s.init, "--delta", "x=" + files["a"], "--delta", "x=" + files["b"]],
         quiet=True).stderr, 2).splitlines()[0], harness.tail(p.stderr, 1)))
 
 
 def main(argv):
-    if len(argv) < 3 or (argv[0] not in DELTAS and argv[0] != "serve"):
+    if len(argv) < 3 or (argv[0] not in DELTAS and argv[0] not in SERVE):
         harness.die(__doc__.strip().splitlines()[2])
     kind, exe, workdir = argv[:3]
     fails = harness.Failures("check_delta.py " + kind)
-    if kind == "serve":
-        if len(argv) != 6:
-            harness.die("serve needs EXE WORKDIR INFER_EXE UNMERGED_INFER_EXE BACKBONE_EXE")
-        check_serving(fails, Setup("lora", workdir, "serve"), exe, *argv[3:6])
+    if kind in SERVE:
+        delta, labels = SERVE[kind]
+        if len(argv) != 4 + len(labels):
+            harness.die("%s needs EXE WORKDIR %s BACKBONE_EXE"
+                        % (kind, " ".join("INFER_EXE_" + x.upper() for x in labels)))
+        check_serving(fails, Setup(delta, workdir, kind), exe, list(zip(labels, argv[3:-1])),
+                      argv[-1])
         return fails.exit_code()
     s = Setup(kind, workdir)
     check_step(fails, s, exe)

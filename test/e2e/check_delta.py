@@ -532,8 +532,18 @@ def check_serving(fails, s, exe, infers, backbone_exe):
                   % (label, e, ", bit-identical" if exact else ""))
             fails.check(exact, "%s: delta none differs from the backbone job (rel %.2e)"
                         % (label, e))
-    # Refused at start-up, before any request.
+    # --save with --use-delta writes the backbone with that delta (unmerged).
     first = infers[0][1]
+    saved = os.path.join(s.dir, "saved-b.safetensors")
+    p = harness.run([first, "--load", s.init, "--delta", "a=" + files["a"], "--delta",
+                     "b=" + files["b"], "--use-delta", "b", "--save", saved])
+    if fails.check(p.returncode == 0, "--save: exit %s\n%s" % (p.returncode, harness.tail(p.stderr))):
+        ours, want = check_train.load_safetensors(saved), check_train.load_safetensors(files["b"])
+        same = all(ours[k].tobytes() == v.tobytes() for k, v in want.items())
+        print("--save --use-delta b: the %d tensors of b %s" % (len(want),
+                                                             "saved as they are" if same else "DIFFER"))
+        fails.check(same, "--save --use-delta b does not hold delta b's tensors")
+    # Refused at start-up, before any request.
     p = harness.run([first, "--load", s.init, "--delta", "x=" + files["a"], "--delta",
                      "x=" + files["b"], "--prompt", "hi"] + SERVE_ARGS)
     fails.check(p.returncode == 2 and b"two deltas named 'x'" in p.stderr,

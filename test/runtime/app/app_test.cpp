@@ -213,8 +213,9 @@ TEST(Flags, RejectsBadCommandLines) {
 }
 
 TEST(Flags, DeltasAreNamedAndRepeatable) {
-  InferFlags f = parse({"--delta", "sst2=runs/a/delta.safetensors", "--delta=runs/b/mnli.safetensors",
-                        "--load-delta", "qa.v2=x=y.safetensors", "--use-delta", "mnli"});
+  InferFlags f = parse({"--delta", "sst2=runs/a/delta.safetensors",
+                        "--delta=runs/b/mnli.safetensors", "--load-delta",
+                        "qa.v2=x=y.safetensors", "--use-delta", "mnli"});
   ASSERT_EQ(f.deltas.size(), 3u);
   EXPECT_EQ(f.deltas[0].name, "sst2");
   EXPECT_EQ(f.deltas[0].file, "runs/a/delta.safetensors");

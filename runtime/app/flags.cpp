@@ -256,7 +256,8 @@ InferFlags parseInferFlags(int argc, char **argv) {
   if (f.init && f.load)
     throw UsageError("--init and --load exclude each other");
   if (f.init && (!f.deltas.empty() || f.useDelta))
-    throw UsageError("--delta goes on the backbone it was tuned from: --load, not --init");
+    throw UsageError(std::string(f.deltas.empty() ? "--use-delta" : "--delta") +
+                     " goes on the backbone a delta was tuned from: --load, not --init");
   checkDeltaFlags(f);
   if (f.prompt && f.promptIds)
     throw UsageError("--prompt and --prompt-ids exclude each other");

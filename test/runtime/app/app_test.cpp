@@ -267,7 +267,9 @@ TEST(Flags, RejectsBadDeltas) {
             "--delta 'my task.safetensors': the file's stem 'my task' is not a delta name "
             "(letters, digits, _ - .); write NAME=FILE");
   EXPECT_EQ(usageMessage({"--init", "1", "--delta", "a.safetensors"}),
-            "--delta goes on the backbone it was tuned from: --load, not --init");
+            "--delta goes on the backbone a delta was tuned from: --load, not --init");
+  EXPECT_EQ(usageMessage({"--init", "1", "--use-delta", "none"}),
+            "--use-delta goes on the backbone a delta was tuned from: --load, not --init");
   EXPECT_EQ(usageMessage({"--delta"}), "--delta needs a value");
 }
 

@@ -1,0 +1,103 @@
+//===- cuda/kernels_cuda.h - The device kernels of the CUDA backend -------===//
+//
+// The CUDA forms of bmrt/kernels.h and bmrt/kernels_backward.h, on device
+// pointers, queued on the device's compute stream (never a host
+// synchronisation). Same conventions and numerics contracts as the host
+// kernels (row-major, `rows` = flattened leading dims, eps and the
+// activation as arguments); results differ from the host's in rounding only
+// (other summation orders, fused multiply-adds). Kept in namespace
+// bmrt::cuda so a test can link them beside the host libbmrt and compare;
+// api_kernels.cpp binds the bmrt:: API of emitted programs to them.
+//
+// Not yet on the device (api_kernels.cpp refuses them by name): attention
+// forward/backward, rotary, embedding, the fused classifier, norms'
+// backward, copy_strided, low-precision parameter refresh.
+//
+//===----------------------------------------------------------------------===//
+#ifndef BMRT_CUDA_KERNELS_CUDA_H
+#define BMRT_CUDA_KERNELS_CUDA_H
+
+#include "bmrt/kernels.h"
+#include "cuda/device.h"
+
+#include <library_types.h>
+
+#include <cstdint>
+
+namespace bmrt::cuda {
+
+//===--- GEMMs (gemm.cpp): cuBLASLt, fp32 accumulation ---------------------===//
+
+/// One cuBLASLt matmul in our row-major terms, any operand type cuBLASLt
+/// takes with fp32 compute (CUDA_R_32F, CUDA_R_16BF, CUDA_R_16F for a and b;
+/// c is CUDA_R_32F or a's type):
+///   c[m, n] = alpha * op(a)[m, k] . op(b)[k, n] + beta * c  (then the epilogue)
+/// `batch` > 1 repeats it with the strides (elements) between operands: the
+/// attention's per-head products in one call.
+struct Matmul {
+  Trans transA = Trans::N, transB = Trans::N;
+  int64_t m = 0, n = 0, k = 0;
+  const void *a = nullptr;
+  int64_t lda = 0;
+  const void *b = nullptr;
+  int64_t ldb = 0;
+  void *c = nullptr;
+  int64_t ldc = 0;
+  cudaDataType_t abType = CUDA_R_32F, cType = CUDA_R_32F;
+  float alpha = 1, beta = 0;
+  const float *bias = nullptr;     // [n], fp32; the BIAS epilogues
+  Epilogue act = Epilogue::None;   // GeluTanh and Relu run in cuBLASLt's epilogue
+  int64_t batch = 1, strideA = 0, strideB = 0, strideC = 0;
+};
+
+/// Runs `mm` on the compute stream. Activations cuBLASLt has no epilogue
+/// for (GeluErf, Silu, Tanh) are refused here: gemm() applies them with
+/// activation_residual after a bias-only matmul.
+void matmul(Device &dev, const Matmul &mm);
+
+/// bmrt::gemm on the device: c = act(a . op(b) + bias) + residual, fp32.
+void gemm(Device &dev, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+          const float *b, int64_t ldb, Trans transB, float *c, int64_t ldc, const float *bias,
+          Epilogue act, const float *residual);
+
+/// bmrt::gemm_ex on the device: c = op(a) . op(b) (+ c when accumulate), fp32.
+void gemm_ex(Device &dev, Trans transA, Trans transB, int64_t m, int64_t n, int64_t k,
+             const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc,
+             bool accumulate);
+
+//===--- Row kernels (rows.cu): one block per row, CUB BlockReduce ---------===//
+
+/// layernorm_forward; mean and rstd ([rows]) saved when non-null.
+void layernorm_forward(Device &dev, float *out, float *mean, float *rstd, const float *x,
+                       const float *w, const float *b, int64_t rows, int64_t C, float eps);
+/// sum = a + r, out = layernorm(sum); sum may alias a or r.
+void residual_layernorm_forward(Device &dev, float *sum, float *out, const float *a,
+                                const float *r, const float *w, const float *b, int64_t rows,
+                                int64_t C, float eps);
+/// rmsnorm_forward; rstd ([rows]) saved when non-null.
+void rmsnorm_forward(Device &dev, float *out, float *rstd, const float *x, const float *w,
+                     int64_t rows, int64_t C, float eps);
+void residual_rmsnorm_forward(Device &dev, float *sum, float *out, const float *a,
+                              const float *r, const float *w, int64_t rows, int64_t C,
+                              float eps);
+void softmax_forward(Device &dev, float *out, const float *x, int64_t rows, int64_t C);
+
+//===--- Element-wise (elementwise_ops.cu) ---------------------------------===//
+
+/// c[i, j] = act(c[i, j]) + residual[i, j] (residual may be null or c) over
+/// an m x n block with leading dimension ldc, act from bmrt/elementwise.h.
+void activation_residual(Device &dev, float *c, int64_t ldc, int64_t m, int64_t n,
+                         Epilogue act, const float *residual);
+/// out[r] = start + r.
+void positions_forward(Device &dev, int32_t *out, int64_t rows, int64_t start);
+/// x[0, n) = 0.
+void fill_zero(Device &dev, float *x, int64_t n);
+/// torch.optim.AdamW's update (training.h's adamw_update contract), with
+/// the scalars torch computes in Python computed on the host in double.
+void adamw_update(Device &dev, float *params, const float *grads, float *m, float *v, int64_t n,
+                  double lr, double beta1, double beta2, double eps, double weightDecay,
+                  int64_t step);
+
+} // namespace bmrt::cuda
+
+#endif // BMRT_CUDA_KERNELS_CUDA_H

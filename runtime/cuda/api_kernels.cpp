@@ -5,11 +5,9 @@
 // name when there is none yet (the list is in runtime/cuda/README.md).
 //
 //===----------------------------------------------------------------------===//
-#include "bmrt/cuda_skeletons.h"
 #include "bmrt/kernels.h"
 #include "bmrt/kernels_backward.h"
 #include "cuda/api.h"
-#include "cuda/check.h"
 #include "cuda/kernels_cuda.h"
 
 #include <string>
@@ -28,12 +26,6 @@ void notOnDevice(const char *kernel) {
   fail(std::string(kernel) +
        " is not implemented on the cuda backend yet (issue 7; runtime/cuda/README.md lists "
        "the device kernels): build the job with --target=host");
-}
-
-cudaStream_t computeStream(Context &ctx) { return deviceOf(ctx).compute; }
-
-void checkLaunch(const char *kernel) {
-  checkCuda(cudaGetLastError(), (std::string("launch of ") + kernel).c_str(), __FILE__, __LINE__);
 }
 
 } // namespace cuda

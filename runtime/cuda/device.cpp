@@ -2,6 +2,7 @@
 #include "cuda/device.h"
 
 #include "bmrt/context.h"
+#include "bmrt/cuda_skeletons.h"
 #include "cuda/check.h"
 
 #include <cstdlib>
@@ -108,5 +109,17 @@ void orderAfter(Device &dev, cudaStream_t waiter, cudaStream_t producer) {
 }
 
 void synchronize(cudaStream_t stream) { BMRT_CUDA_CHECK(cudaStreamSynchronize(stream)); }
+
+// bmrt/cuda_skeletons.h's launch_map (generated kernels) needs these two.
+cudaStream_t computeStream(Context &ctx) {
+  if (!ctx.device)
+    fail("a generated kernel was launched without a device (Context::device is null: the "
+         "app did not open the GPU)");
+  return ctx.device->compute;
+}
+
+void checkLaunch(const char *kernel) {
+  checkCuda(cudaGetLastError(), (std::string("launch of ") + kernel).c_str(), __FILE__, __LINE__);
+}
 
 } // namespace bmrt::cuda

@@ -1,0 +1,288 @@
+//===- cuda_kernels_gpu_test.cu - Device kernels against the host's -------===//
+//
+// Each device kernel of the CUDA backend run on random inputs and compared
+// with the host kernel of libbmrt on the same inputs (the host kernels are
+// checked against torch and numpy in test/runtime/host). Tolerances allow
+// for other summation orders and fused multiply-adds, nothing more.
+// Needs a GPU: without one every test is skipped (ctest label cuda-gpu;
+// `ctest --test-dir build/test -L cuda-gpu` runs them all).
+//
+//===----------------------------------------------------------------------===//
+#define BMRT_CUDA_BACKEND // this file's launch_map is the device skeleton
+#include "bmrt/kernels.h"
+#include "bmrt/kernels_backward.h"
+#include "bmrt/lowp.h"
+#include "bmrt/skeletons.h"
+#include "bmrt/training.h"
+#include "cuda/device.h"
+#include "cuda/kernels_cuda.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using bmrt::Epilogue;
+using bmrt::Trans;
+namespace cu = bmrt::cuda;
+
+std::unique_ptr<cu::Device> gDevice;
+std::string gNoDevice;
+
+class Gpu : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    if (gDevice || !gNoDevice.empty())
+      return;
+    try {
+      gDevice = cu::openDevice();
+    } catch (const bmrt::Error &e) {
+      gNoDevice = e.what();
+    }
+  }
+  void SetUp() override {
+    if (!gDevice)
+      GTEST_SKIP() << gNoDevice;
+  }
+  cu::Device &dev() { return *gDevice; }
+  bmrt::Context host; // the host kernels' context
+};
+
+std::vector<float> randomVector(size_t n, unsigned seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
+// A device copy of a host vector, freed with the object.
+template <class T> struct DeviceVector {
+  T *p = nullptr;
+  size_t n = 0;
+  explicit DeviceVector(const std::vector<T> &h) : n(h.size()) {
+    EXPECT_EQ(cudaMalloc(&p, n * sizeof(T)), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(p, h.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  ~DeviceVector() { cudaFree(p); }
+  std::vector<T> get(cudaStream_t stream) const {
+    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    std::vector<T> h(n);
+    EXPECT_EQ(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+    return h;
+  }
+};
+
+void expectNear(const std::vector<float> &got, const std::vector<float> &want, float tol,
+                const std::string &what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); i++)
+    ASSERT_NEAR(got[i], want[i], tol * (1.0f + std::fabs(want[i]))) << what << " at " << i;
+}
+
+TEST_F(Gpu, GemmWithEveryEpilogueBiasAndResidual) {
+  const int64_t m = 37, n = 53, k = 29;
+  auto a = randomVector(m * k, 1), bias = randomVector(n, 3), res = randomVector(m * n, 4);
+  for (Trans tb : {Trans::T, Trans::N}) {
+    auto b = randomVector(n * k, 2);
+    const int64_t ldb = tb == Trans::T ? k : n;
+    for (Epilogue act : {Epilogue::None, Epilogue::GeluTanh, Epilogue::GeluErf, Epilogue::Relu,
+                         Epilogue::Silu, Epilogue::Tanh})
+      for (bool withBias : {false, true})
+        for (bool withResidual : {false, true}) {
+          std::vector<float> want(m * n, 0.0f);
+          bmrt::gemm<float>(host, m, n, k, a.data(), k, b.data(), ldb, tb, want.data(), n,
+                            withBias ? bias.data() : nullptr, act,
+                            withResidual ? res.data() : nullptr);
+          DeviceVector<float> da(a), db(b), dbias(bias), dres(res),
+              dc(std::vector<float>(m * n, 0.0f));
+          cu::gemm(dev(), m, n, k, da.p, k, db.p, ldb, tb, dc.p, n, withBias ? dbias.p : nullptr,
+                   act, withResidual ? dres.p : nullptr);
+          expectNear(dc.get(dev().compute), want, 1e-4f,
+                     "gemm act " + std::to_string((int)act) + " bias " +
+                         std::to_string(withBias) + " residual " +
+                         std::to_string(withResidual) + " transB " + std::to_string((int)tb));
+        }
+  }
+}
+
+TEST_F(Gpu, GemmResidualInPlace) {
+  const int64_t m = 8, n = 16, k = 24;
+  auto a = randomVector(m * k, 5), b = randomVector(n * k, 6), c = randomVector(m * n, 7);
+  std::vector<float> want = c;
+  bmrt::gemm<float>(host, m, n, k, a.data(), k, b.data(), k, Trans::T, want.data(), n, nullptr,
+                    Epilogue::None, want.data());
+  DeviceVector<float> da(a), db(b), dc(c);
+  cu::gemm(dev(), m, n, k, da.p, k, db.p, k, Trans::T, dc.p, n, nullptr, Epilogue::None, dc.p);
+  expectNear(dc.get(dev().compute), want, 1e-4f, "in-place residual");
+}
+
+TEST_F(Gpu, GemmExEveryTransposeAccumulating) {
+  const int64_t m = 19, n = 23, k = 31;
+  for (Trans ta : {Trans::N, Trans::T})
+    for (Trans tb : {Trans::N, Trans::T})
+      for (bool acc : {false, true}) {
+        auto a = randomVector(m * k, 8), b = randomVector(k * n, 9), c = randomVector(m * n, 10);
+        const int64_t lda = ta == Trans::N ? k : m, ldb = tb == Trans::N ? n : k;
+        std::vector<float> want = c;
+        bmrt::gemm_ex<float>(host, ta, tb, m, n, k, a.data(), lda, b.data(), ldb, want.data(), n,
+                             acc);
+        DeviceVector<float> da(a), db(b), dc(c);
+        cu::gemm_ex(dev(), ta, tb, m, n, k, da.p, lda, db.p, ldb, dc.p, n, acc);
+        expectNear(dc.get(dev().compute), want, 1e-4f,
+                   "gemm_ex " + std::to_string((int)ta) + std::to_string((int)tb) +
+                       (acc ? " accumulate" : ""));
+      }
+}
+
+TEST_F(Gpu, Bf16MatmulAccumulatesInFp32) {
+  const int64_t m = 64, n = 48, k = 128;
+  auto a = randomVector(m * k, 11), b = randomVector(n * k, 12);
+  std::vector<bmrt::bf16> a16(a.size()), b16(b.size());
+  std::vector<float> ar(a.size()), br(b.size()); // the bf16 values, exactly, in fp32
+  for (size_t i = 0; i < a.size(); i++)
+    a16[i] = bmrt::to_bf16(a[i]), ar[i] = bmrt::to_float(a16[i]);
+  for (size_t i = 0; i < b.size(); i++)
+    b16[i] = bmrt::to_bf16(b[i]), br[i] = bmrt::to_float(b16[i]);
+  std::vector<float> want(m * n, 0.0f);
+  bmrt::gemm<float>(host, m, n, k, ar.data(), k, br.data(), k, Trans::T, want.data(), n, nullptr,
+                    Epilogue::None, nullptr);
+  DeviceVector<bmrt::bf16> da(a16), db(b16);
+  DeviceVector<float> dc(std::vector<float>(m * n, 0.0f));
+  cu::Matmul mm;
+  mm.transB = Trans::T;
+  mm.m = m, mm.n = n, mm.k = k;
+  mm.a = da.p, mm.lda = k, mm.b = db.p, mm.ldb = k, mm.c = dc.p, mm.ldc = n;
+  mm.abType = CUDA_R_16BF;
+  cu::matmul(dev(), mm);
+  expectNear(dc.get(dev().compute), want, 1e-4f, "bf16 matmul");
+}
+
+TEST_F(Gpu, StridedBatchedMatmulIsOneGemmPerBatch) {
+  const int64_t batch = 3, m = 10, n = 12, k = 8;
+  auto a = randomVector(batch * m * k, 13), b = randomVector(batch * n * k, 14);
+  std::vector<float> want(batch * m * n, 0.0f);
+  for (int64_t i = 0; i < batch; i++)
+    bmrt::gemm_ex<float>(host, Trans::N, Trans::T, m, n, k, a.data() + i * m * k, k,
+                         b.data() + i * n * k, k, want.data() + i * m * n, n, false);
+  DeviceVector<float> da(a), db(b), dc(std::vector<float>(batch * m * n, 0.0f));
+  cu::Matmul mm;
+  mm.transB = Trans::T;
+  mm.m = m, mm.n = n, mm.k = k;
+  mm.a = da.p, mm.lda = k, mm.b = db.p, mm.ldb = k, mm.c = dc.p, mm.ldc = n;
+  mm.batch = batch, mm.strideA = m * k, mm.strideB = n * k, mm.strideC = m * n;
+  cu::matmul(dev(), mm);
+  expectNear(dc.get(dev().compute), want, 1e-4f, "strided batched");
+}
+
+TEST_F(Gpu, LayerNormSavesTheHostStatistics) {
+  const int64_t rows = 7, C = 1000; // C not a multiple of the block
+  auto x = randomVector(rows * C, 15, 3.0f), w = randomVector(C, 16), b = randomVector(C, 17);
+  for (float &v : x)
+    v += 10.0f; // a mean far from 0: the two-pass variance matters
+  std::vector<float> out(rows * C), mean(rows), rstd(rows);
+  bmrt::layernorm_forward_save<float>(host, out.data(), mean.data(), rstd.data(), x.data(),
+                                      w.data(), b.data(), rows, C, 1e-5f);
+  DeviceVector<float> dx(x), dw(w), db(b), dout(out), dmean(mean), drstd(rstd);
+  cu::layernorm_forward(dev(), dout.p, dmean.p, drstd.p, dx.p, dw.p, db.p, rows, C, 1e-5f);
+  expectNear(dout.get(dev().compute), out, 1e-4f, "layernorm out");
+  expectNear(dmean.get(dev().compute), mean, 1e-5f, "layernorm mean");
+  expectNear(drstd.get(dev().compute), rstd, 1e-4f, "layernorm rstd");
+}
+
+TEST_F(Gpu, ResidualNormsMayUpdateTheStreamInPlace) {
+  const int64_t rows = 5, C = 300;
+  auto a = randomVector(rows * C, 18), r = randomVector(rows * C, 19), w = randomVector(C, 20),
+       b = randomVector(C, 21);
+  for (bool rms : {false, true}) {
+    std::vector<float> sum = a, out(rows * C);
+    if (rms)
+      bmrt::residual_rmsnorm_forward<float>(host, sum.data(), out.data(), sum.data(), r.data(),
+                                            w.data(), rows, C, 1e-6f);
+    else
+      bmrt::residual_layernorm_forward<float>(host, sum.data(), out.data(), sum.data(), r.data(),
+                                              w.data(), b.data(), rows, C, 1e-5f);
+    DeviceVector<float> dsum(a), dr(r), dw(w), db(b), dout(out);
+    if (rms)
+      cu::residual_rmsnorm_forward(dev(), dsum.p, dout.p, dsum.p, dr.p, dw.p, rows, C, 1e-6f);
+    else
+      cu::residual_layernorm_forward(dev(), dsum.p, dout.p, dsum.p, dr.p, dw.p, db.p, rows, C,
+                                     1e-5f);
+    expectNear(dsum.get(dev().compute), sum, 1e-6f, rms ? "rms sum" : "ln sum");
+    expectNear(dout.get(dev().compute), out, 1e-4f, rms ? "rms out" : "ln out");
+  }
+}
+
+TEST_F(Gpu, RmsNormAndSoftmax) {
+  const int64_t rows = 6, C = 777;
+  auto x = randomVector(rows * C, 22, 4.0f), w = randomVector(C, 23);
+  std::vector<float> out(rows * C), rstd(rows), sm(rows * C);
+  bmrt::rmsnorm_forward_save<float>(host, out.data(), rstd.data(), x.data(), w.data(), rows, C,
+                                    1e-6f);
+  bmrt::softmax_forward<float>(host, sm.data(), x.data(), rows, C);
+  DeviceVector<float> dx(x), dw(w), dout(out), drstd(rstd), dsm(sm);
+  cu::rmsnorm_forward(dev(), dout.p, drstd.p, dx.p, dw.p, rows, C, 1e-6f);
+  cu::softmax_forward(dev(), dsm.p, dx.p, rows, C);
+  expectNear(dout.get(dev().compute), out, 1e-4f, "rmsnorm out");
+  expectNear(drstd.get(dev().compute), rstd, 1e-4f, "rmsnorm rstd");
+  expectNear(dsm.get(dev().compute), sm, 1e-4f, "softmax");
+}
+
+TEST_F(Gpu, AdamWOverThreeSteps) {
+  const int64_t n = 5000;
+  auto p = randomVector(n, 24), m = std::vector<float>(n, 0.0f), v = m;
+  DeviceVector<float> dp(p), dm(m), dv(v);
+  for (int64_t step = 1; step <= 3; step++) {
+    auto g = randomVector(n, 25 + (unsigned)step);
+    DeviceVector<float> dg(g);
+    bmrt::adamw_update<float>(host, p.data(), g.data(), m.data(), v.data(), n, 1e-3, 0.9, 0.999,
+                              1e-8, 0.1, step);
+    cu::adamw_update(dev(), dp.p, dg.p, dm.p, dv.p, n, 1e-3, 0.9, 0.999, 1e-8, 0.1, step);
+    // dg is freed at the end of this iteration: the update must be done with it.
+    ASSERT_EQ(cudaStreamSynchronize(dev().compute), cudaSuccess);
+  }
+  expectNear(dp.get(dev().compute), p, 1e-5f, "adamw params");
+  expectNear(dm.get(dev().compute), m, 1e-5f, "adamw m");
+  expectNear(dv.get(dev().compute), v, 1e-5f, "adamw v");
+}
+
+TEST_F(Gpu, PositionsAndFillZero) {
+  DeviceVector<int32_t> pos(std::vector<int32_t>(9, -1));
+  cu::positions_forward(dev(), pos.p, 9, 5);
+  std::vector<int32_t> want = {5, 6, 7, 8, 9, 10, 11, 12, 13};
+  EXPECT_EQ(pos.get(dev().compute), want);
+  DeviceVector<float> x(randomVector(1000, 30));
+  cu::fill_zero(dev(), x.p, 1000);
+  for (float f : x.get(dev().compute))
+    ASSERT_EQ(f, 0.0f);
+}
+
+// What bmbc prints for a generated kernel: a functor computing element i.
+struct ScaleShift {
+  float *out;
+  const float *in0;
+  __host__ __device__ void operator()(int64_t i) const {
+    out[i] = bmrt::gelu_tanh(in0[i] * 2.0f + 1.0f);
+  }
+};
+
+TEST_F(Gpu, LaunchMapRunsAGeneratedKernelOnTheDevice) {
+  const int64_t n = 100003;
+  auto x = randomVector(n, 31);
+  std::vector<float> want(n);
+  for (int64_t i = 0; i < n; i++)
+    ScaleShift{want.data(), x.data()}(i);
+  DeviceVector<float> dx(x), dout(std::vector<float>(n, 0.0f));
+  bmrt::Context ctx;
+  ctx.device = &dev();
+  bmrt::launch_map(ctx, n, ScaleShift{dout.p, dx.p});
+  expectNear(dout.get(dev().compute), want, 1e-6f, "launch_map");
+}
+
+} // namespace

@@ -130,8 +130,10 @@ bool bmb::buildCudaExecutable(const std::string &source, const std::string &outp
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     os << source;
   }
-  args.insert(args.end(), {"-I", rt.include, std::string(cu), rt.programLib,
-                           rt.backendLib});
+  // The two archives refer to each other (the backend's NCCL communicator
+  // bootstraps over the program library's comm component): one group.
+  args.insert(args.end(), {"-I", rt.include, std::string(cu), "-Xlinker=--start-group",
+                           rt.programLib, rt.backendLib, "-Xlinker=--end-group"});
   // cuBLASLt, cuBLAS, NCCL and MPI by path, with rpaths to their directories.
   llvm::SmallVector<llvm::StringRef> libs;
   std::string linkLibs = std::string(BMB_CUDA_LINK_LIBRARIES) + "," + BMB_MPI_LIBRARY;

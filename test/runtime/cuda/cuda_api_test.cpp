@@ -11,6 +11,7 @@
 #include "cuda/device.h"
 #include "cuda/device_buffers.h"
 #include "cuda/kernels_cuda.h"
+#include "cuda/nccl_comm.h"
 
 #include <gtest/gtest.h>
 
@@ -123,6 +124,15 @@ TEST(CudaApi, InPlaceResidualAfterAnActivationIsRefused) {
             }),
             "cuda gemm: an in-place residual after an activation is not supported (the "
             "compiler emits it only without an activation)");
+}
+
+TEST(CudaNccl, DeterministicIsRefusedBeforeAnyLaunchOrGpu) {
+  bmrt::cuda::Device dev;
+  bmrt::CommOptions options;
+  options.deterministic = true;
+  EXPECT_EQ(errorOf([&] { bmrt::cuda::openNcclComm(dev, options); }),
+            "--deterministic is not available on the cuda backend: NCCL does not sum in rank "
+            "order (drop the flag, or run the job built with --target=host)");
 }
 
 TEST(CudaApi, ClipCoefficientIsTheHostFormula) {

@@ -3,6 +3,8 @@
 // The kernel API of emitted programs (float; api.h says why) for the CUDA
 // backend: each call goes to its device kernel on ctx.device, or fails by
 // name when there is none yet (the list is in runtime/cuda/README.md).
+// A bad token id is reported at the app's next checkDeviceErrors
+// (kernels_cuda.h), not here: checking would synchronise every call.
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/kernels.h"
@@ -44,9 +46,10 @@ void gemm<float>(Context &ctx, int64_t m, int64_t n, int64_t k, const float *a, 
 }
 
 template <>
-void attention_forward<float>(Context &, const AttentionArgs &, float *, const float *,
-                              const float *, const float *, float *, float *) {
-  notOnDevice("attention_forward");
+void attention_forward<float>(Context &ctx, const AttentionArgs &args, float *out, const float *q,
+                              const float *k, const float *v, float *kCache, float *vCache) {
+  ProfileScope profile(ctx, KernelKind::Attention);
+  cuda::attention_forward(deviceOf(ctx), args, out, q, k, v, kCache, vCache);
 }
 
 template <>
@@ -86,15 +89,18 @@ void softmax_forward<float>(Context &ctx, float *out, const float *x, int64_t ro
 }
 
 template <>
-void rotary_forward<float>(Context &, float *, const float *, const int32_t *, int64_t, int64_t,
-                           int64_t, int64_t, float) {
-  notOnDevice("rotary_forward");
+void rotary_forward<float>(Context &ctx, float *out, const float *x, const int32_t *pos,
+                           int64_t rows, int64_t heads, int64_t headDim, int64_t rowStride,
+                           float base) {
+  ProfileScope profile(ctx, KernelKind::Rotary);
+  cuda::rotary_forward(deviceOf(ctx), out, x, pos, rows, heads, headDim, rowStride, base);
 }
 
 template <>
-void embedding_forward<float>(Context &, float *, const int32_t *, const float *, int64_t,
-                              int64_t, int64_t) {
-  notOnDevice("embedding_forward");
+void embedding_forward<float>(Context &ctx, float *out, const int32_t *ids, const float *table,
+                              int64_t rows, int64_t vocab, int64_t C) {
+  ProfileScope profile(ctx, KernelKind::Embedding);
+  cuda::embedding_forward(deviceOf(ctx), out, ids, table, rows, vocab, C);
 }
 
 void positions_forward(Context &ctx, int32_t *out, int64_t rows, int64_t start) {
@@ -103,16 +109,19 @@ void positions_forward(Context &ctx, int32_t *out, int64_t rows, int64_t start) 
 }
 
 template <>
-void copy_strided<float>(Context &, float *, const float *, int64_t, int64_t, int64_t,
-                         int64_t) {
-  notOnDevice("copy_strided");
+void copy_strided<float>(Context &ctx, float *out, const float *x, int64_t outer, int64_t inner,
+                         int64_t xOuterStride, int64_t xOffset) {
+  ProfileScope profile(ctx, KernelKind::Copy);
+  cuda::copy_strided(deviceOf(ctx), out, x, outer, inner, xOuterStride, xOffset);
 }
 
 //===--- Backward kernels (kernels_backward.h) -----------------------------===//
 
 template <>
-void act_backward<float>(Context &, float *, const float *, const float *, int64_t, Epilogue) {
-  notOnDevice("act_backward");
+void act_backward<float>(Context &ctx, float *dx, const float *x, const float *dout, int64_t n,
+                         Epilogue act) {
+  ProfileScope profile(ctx, KernelKind::Generated);
+  cuda::act_backward(deviceOf(ctx), dx, x, dout, n, act);
 }
 
 template <>
@@ -123,8 +132,10 @@ void gemm_ex<float>(Context &ctx, Trans transA, Trans transB, int64_t m, int64_t
   cuda::gemm_ex(deviceOf(ctx), transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
 }
 
-template <> void sum_rows<float>(Context &, float *, const float *, int64_t, int64_t) {
-  notOnDevice("sum_rows");
+template <>
+void sum_rows<float>(Context &ctx, float *out, const float *x, int64_t rows, int64_t C) {
+  ProfileScope profile(ctx, KernelKind::Gemm);
+  cuda::sum_rows(deviceOf(ctx), out, x, rows, C);
 }
 
 template <> void fill_zero<float>(Context &ctx, float *x, int64_t n) {
@@ -141,10 +152,11 @@ void layernorm_forward_save<float>(Context &ctx, float *out, float *mean, float 
 }
 
 template <>
-void layernorm_backward<float>(Context &, float *, float *, float *, const float *,
-                               const float *, const float *, const float *, const float *,
-                               int64_t, int64_t, float) {
-  notOnDevice("layernorm_backward");
+void layernorm_backward<float>(Context &ctx, float *dx, float *dw, float *db, const float *dout,
+                               const float *x, const float *w, const float *mean,
+                               const float *rstd, int64_t rows, int64_t C, float eps) {
+  ProfileScope profile(ctx, KernelKind::Norm);
+  cuda::layernorm_backward(deviceOf(ctx), dx, dw, db, dout, x, w, mean, rstd, rows, C, eps);
 }
 
 template <>
@@ -155,39 +167,48 @@ void rmsnorm_forward_save<float>(Context &ctx, float *out, float *rstd, const fl
 }
 
 template <>
-void rmsnorm_backward<float>(Context &, float *, float *, const float *, const float *,
-                             const float *, const float *, int64_t, int64_t, float) {
-  notOnDevice("rmsnorm_backward");
+void rmsnorm_backward<float>(Context &ctx, float *dx, float *dw, const float *dout,
+                             const float *x, const float *w, const float *rstd, int64_t rows,
+                             int64_t C, float eps) {
+  ProfileScope profile(ctx, KernelKind::Norm);
+  cuda::rmsnorm_backward(deviceOf(ctx), dx, dw, dout, x, w, rstd, rows, C, eps);
 }
 
 template <>
-void attention_backward<float>(Context &, const AttentionArgs &, float *, float *, float *,
-                               const float *, const float *, const float *, const float *) {
-  notOnDevice("attention_backward");
+void attention_backward<float>(Context &ctx, const AttentionArgs &args, float *dq, float *dk,
+                               float *dv, const float *dout, const float *q, const float *k,
+                               const float *v) {
+  ProfileScope profile(ctx, KernelKind::Attention);
+  cuda::attention_backward(deviceOf(ctx), args, dq, dk, dv, dout, q, k, v);
 }
 
 template <>
-void softmax_backward<float>(Context &, float *, const float *, const float *, int64_t,
-                             int64_t) {
-  notOnDevice("softmax_backward");
+void softmax_backward<float>(Context &ctx, float *dx, const float *out, const float *dout,
+                             int64_t rows, int64_t C) {
+  ProfileScope profile(ctx, KernelKind::Softmax);
+  cuda::softmax_backward(deviceOf(ctx), dx, out, dout, rows, C);
 }
 
 template <>
-void rotary_backward<float>(Context &, float *, const float *, const int32_t *, int64_t,
-                            int64_t, int64_t, int64_t, float) {
-  notOnDevice("rotary_backward");
+void rotary_backward<float>(Context &ctx, float *dx, const float *dout, const int32_t *pos,
+                            int64_t rows, int64_t heads, int64_t headDim, int64_t rowStride,
+                            float base) {
+  ProfileScope profile(ctx, KernelKind::Rotary);
+  cuda::rotary_backward(deviceOf(ctx), dx, dout, pos, rows, heads, headDim, rowStride, base);
 }
 
 template <>
-void embedding_backward<float>(Context &, float *, const int32_t *, const float *, int64_t,
-                               int64_t, int64_t) {
-  notOnDevice("embedding_backward");
+void embedding_backward<float>(Context &ctx, float *dtable, const int32_t *ids,
+                               const float *dout, int64_t rows, int64_t vocab, int64_t C) {
+  ProfileScope profile(ctx, KernelKind::Embedding);
+  cuda::embedding_backward(deviceOf(ctx), dtable, ids, dout, rows, vocab, C);
 }
 
 template <>
-void copy_strided_backward<float>(Context &, float *, const float *, int64_t, int64_t, int64_t,
-                                  int64_t) {
-  notOnDevice("copy_strided_backward");
+void copy_strided_backward<float>(Context &ctx, float *dx, const float *dout, int64_t outer,
+                                  int64_t inner, int64_t xOuterStride, int64_t xOffset) {
+  ProfileScope profile(ctx, KernelKind::Copy);
+  cuda::copy_strided_backward(deviceOf(ctx), dx, dout, outer, inner, xOuterStride, xOffset);
 }
 
 } // namespace bmrt

@@ -1,14 +1,21 @@
 //===- cuda/api_training.cpp - bmrt/training.h and lowp.h on the GPU ------===//
 //
 // The training calls of emitted programs for the CUDA backend (api.h):
-// AdamW runs on the device; the rest fails by name until its device kernel
-// exists (runtime/cuda/README.md).
+// losses, optimizers, gradient norms and partitions run on the device; MSE
+// and the mixed-precision calls fail by name until their device kernels
+// exist (runtime/cuda/README.md).
 //
 //===----------------------------------------------------------------------===//
+#include "bmrt/comm.h"
 #include "bmrt/lowp.h"
 #include "bmrt/training.h"
 #include "cuda/api.h"
 #include "cuda/kernels_cuda.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
 
 namespace bmrt {
 
@@ -16,10 +23,13 @@ using cuda::deviceOf;
 using cuda::notOnDevice;
 
 template <>
-void fused_classifier_forward_backward<float>(Context &, float *, float *, const float *,
-                                              const int32_t *, int64_t, int64_t, int64_t,
-                                              double) {
-  notOnDevice("fused_classifier_forward_backward");
+void fused_classifier_forward_backward<float>(Context &ctx, float *losses, float *dlogits,
+                                              const float *logits, const int32_t *targets,
+                                              int64_t rows, int64_t V, int64_t ignoreIndex,
+                                              double dlossScale) {
+  ProfileScope profile(ctx, KernelKind::Loss);
+  cuda::fused_classifier_forward_backward(deviceOf(ctx), losses, dlogits, logits, targets, rows,
+                                          V, ignoreIndex, dlossScale);
 }
 
 template <>
@@ -38,17 +48,21 @@ void adamw_update<float>(Context &ctx, float *params, const float *grads, float 
 }
 
 template <>
-void sgd_update<float>(Context &, float *, const float *, float *, int64_t, double, double,
-                       double, int64_t) {
-  notOnDevice("sgd_update");
+void sgd_update<float>(Context &ctx, float *params, const float *grads, float *momentumBuf,
+                       int64_t n, double lr, double momentum, double weightDecay, int64_t step) {
+  ProfileScope profile(ctx, KernelKind::Optimizer);
+  cuda::sgd_update(deviceOf(ctx), params, grads, momentumBuf, n, lr, momentum, weightDecay,
+                   step);
 }
 
-template <> double grad_norm_squared<float>(Context &, const float *, int64_t) {
-  notOnDevice("grad_norm_squared");
+template <> double grad_norm_squared<float>(Context &ctx, const float *grads, int64_t n) {
+  ProfileScope profile(ctx, KernelKind::Optimizer);
+  return cuda::grad_norm_squared(deviceOf(ctx), grads, n);
 }
 
-template <> void scale_inplace<float>(Context &, float *, int64_t, double) {
-  notOnDevice("scale_inplace");
+template <> void scale_inplace<float>(Context &ctx, float *x, int64_t n, double s) {
+  ProfileScope profile(ctx, KernelKind::Optimizer);
+  cuda::scale_inplace(deviceOf(ctx), x, n, s);
 }
 
 // Host arithmetic on two scalars, the same expression as the host backend's
@@ -59,24 +73,92 @@ double clip_coefficient(double totalNorm, double maxNorm) {
   return c < 1.0 ? c : 1.0;
 }
 
-template <> double grad_norm_part<float>(Context &, const Buffers &, int64_t, int64_t) {
-  notOnDevice("grad_norm_part");
+//===--- This rank's part of the trainable group (host/partition.cpp's
+// arithmetic on device buffers) --------------------------------------------===//
+
+namespace {
+
+void checkPart(const char *what, const Buffers &buf) {
+  const Partition &p = buf.part;
+  if (p.begin < 0 || p.end < p.begin || p.end > p.total || p.optStride < p.end - p.begin)
+    fail(std::string(what) + ": partition [" + std::to_string(p.begin) + ", " +
+         std::to_string(p.end) + ") of " + std::to_string(p.total) +
+         " elements is inconsistent (the app did not set Buffers::part?)");
 }
 
-template <> void scale_part<float>(Context &, const Buffers &, double) {
-  notOnDevice("scale_part");
+// [lo, hi) = [at, at + n) within this rank's partition; false when empty.
+bool clip(const Buffers &buf, int64_t at, int64_t n, int64_t &lo, int64_t &hi) {
+  lo = std::max(at, buf.part.begin);
+  hi = std::min(at + n, buf.part.end);
+  return lo < hi;
+}
+
+} // namespace
+
+// The squares are summed per chunk of `chunk` elements (one device sum each,
+// in chunk order), so the total does not depend on how the group is split
+// over ranks: the partials are all-reduced (zeros from the other ranks add
+// exactly) and added in chunk order, as the host backend does.
+template <>
+double grad_norm_part<float>(Context &ctx, const Buffers &buf, int64_t groupElems,
+                             int64_t chunk) {
+  ProfileScope profile(ctx, KernelKind::Optimizer);
+  checkPart("grad_norm_part", buf);
+  if (chunk < 1)
+    fail("grad_norm_part: chunk of " + std::to_string(chunk) + " elements");
+  const Partition &p = buf.part;
+  if (p.begin < p.end && p.begin % chunk != 0)
+    fail("grad_norm_part: the partition starts inside a chunk (a bmbc/app bug)");
+  const int64_t numChunks = (groupElems + chunk - 1) / chunk;
+  std::vector<double> partial((size_t)numChunks, 0.0);
+  const int64_t first = p.begin / chunk;
+  const int64_t last = p.begin < p.end ? (p.end + chunk - 1) / chunk : first;
+  const float *g = (const float *)buf.grads;
+  if (last > first)
+    cuda::chunk_squares(deviceOf(ctx), partial.data() + first, g + first * chunk,
+                        p.end - first * chunk, chunk);
+  if (p.end - p.begin < groupElems) {
+    Comm &comm = commOf(ctx);
+    commWait(ctx, comm.allReduce(partial.data(), numChunks, DType::F64)); // host buffer
+  }
+  double total = 0;
+  for (double s : partial)
+    total += s;
+  return std::sqrt(total);
+}
+
+template <> void scale_part<float>(Context &ctx, const Buffers &buf, double s) {
+  checkPart("scale_part", buf);
+  scale_inplace<float>(ctx, (float *)buf.grads + buf.part.begin, buf.part.end - buf.part.begin,
+                       s);
 }
 
 template <>
-void adamw_update_part<float>(Context &, const Buffers &, int64_t, int64_t, int64_t, double,
-                              double, double, double, double, int64_t) {
-  notOnDevice("adamw_update_part");
+void adamw_update_part<float>(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
+                              int64_t at, int64_t n, double lr, double beta1, double beta2,
+                              double eps, double weightDecay, int64_t step) {
+  checkPart("adamw_update_part", buf);
+  int64_t lo, hi;
+  if (!clip(buf, at, n, lo, hi))
+    return;
+  float *params = (float *)((char *)buf.params + groupParamOffset);
+  float *m = (float *)buf.optState + (lo - buf.part.begin);
+  adamw_update<float>(ctx, params + lo, (const float *)buf.grads + lo, m,
+                      m + buf.part.optStride, hi - lo, lr, beta1, beta2, eps, weightDecay, step);
 }
 
 template <>
-void sgd_update_part<float>(Context &, const Buffers &, int64_t, int64_t, int64_t, double,
-                            double, double, int64_t) {
-  notOnDevice("sgd_update_part");
+void sgd_update_part<float>(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
+                            int64_t at, int64_t n, double lr, double momentum,
+                            double weightDecay, int64_t step) {
+  checkPart("sgd_update_part", buf);
+  int64_t lo, hi;
+  if (!clip(buf, at, n, lo, hi))
+    return;
+  float *params = (float *)((char *)buf.params + groupParamOffset);
+  float *momentumBuf = momentum != 0.0 ? (float *)buf.optState + (lo - buf.part.begin) : nullptr;
+  sgd_update<float>(ctx, params + lo, (const float *)buf.grads + lo, momentumBuf, hi - lo, lr,
+                    momentum, weightDecay, step);
 }
 
 //===--- Mixed precision (lowp.h) ------------------------------------------===//

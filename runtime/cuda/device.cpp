@@ -86,12 +86,18 @@ std::unique_ptr<Device> openDevice(int index) {
   BMRT_CUBLAS_CHECK(cublasLtCreate(&dev->lt));
   BMRT_CUDA_CHECK(cudaMalloc(&dev->workspace, kWorkspaceBytes));
   dev->workspaceBytes = kWorkspaceBytes;
+  BMRT_CUDA_CHECK(cudaMalloc(&dev->errors, sizeof(DeviceErrorSlot)));
+  BMRT_CUDA_CHECK(cudaMemset(dev->errors, 0, sizeof(DeviceErrorSlot)));
   return dev;
 }
 
 // No checks here: a destructor may run while an error unwinds, and a failed
 // release is not worth a second message.
 Device::~Device() {
+  if (scratch)
+    cudaFree(scratch);
+  if (errors)
+    cudaFree(errors);
   if (workspace)
     cudaFree(workspace);
   if (lt)
@@ -109,6 +115,39 @@ void orderAfter(Device &dev, cudaStream_t waiter, cudaStream_t producer) {
 }
 
 void synchronize(cudaStream_t stream) { BMRT_CUDA_CHECK(cudaStreamSynchronize(stream)); }
+
+void *scratchOf(Device &dev, size_t bytes) {
+  if (bytes <= dev.scratchBytes)
+    return dev.scratch;
+  if (dev.scratch) {
+    synchronize(dev.compute); // earlier kernels may still read it
+    BMRT_CUDA_CHECK(cudaFree(dev.scratch));
+    dev.scratch = nullptr;
+    dev.scratchBytes = 0;
+  }
+  BMRT_CUDA_CHECK(cudaMalloc(&dev.scratch, bytes));
+  dev.scratchBytes = bytes;
+  return dev.scratch;
+}
+
+void checkDeviceErrors(Device &dev) {
+  synchronize(dev.compute);
+  DeviceErrorSlot e;
+  BMRT_CUDA_CHECK(cudaMemcpy(&e, dev.errors, sizeof e, cudaMemcpyDeviceToHost));
+  if (!e.flag)
+    return;
+  BMRT_CUDA_CHECK(cudaMemset(dev.errors, 0, sizeof e));
+  const std::string index = std::to_string(e.index), row = std::to_string(e.row),
+                    limit = std::to_string(e.limit);
+  if (e.kind == kBadTokenId)
+    fail("token id " + index + " at row " + row + " is outside the vocabulary [0, " + limit +
+         ")");
+  if (e.kind == kBadTarget)
+    fail("fused_classifier_forward_backward: target " + index + " of row " + row +
+         " is outside [0, " + limit + ") and is not the ignore index " +
+         std::to_string(e.extra));
+  fail("a device kernel reported error kind " + std::to_string(e.kind));
+}
 
 // bmrt/cuda_skeletons.h's launch_map (generated kernels) needs these two.
 cudaStream_t computeStream(Context &ctx) {

@@ -26,6 +26,17 @@
 
 namespace bmrt::cuda {
 
+/// Where device kernels report a bad index they met (a token id outside the
+/// vocabulary, a target outside the classes): kernels cannot throw, so the
+/// first one is recorded here and checkDeviceErrors turns it into the host
+/// kernels' message. Device memory, zeroed at open.
+struct DeviceErrorSlot {
+  int flag;              // 0: none; set once by the first reporter
+  int kind;              // DeviceErrorKind
+  long long index, row, limit, extra;
+};
+enum DeviceErrorKind : int { kBadTokenId = 1, kBadTarget = 2 };
+
 struct Device {
   int index = 0;
   std::string name;
@@ -36,6 +47,9 @@ struct Device {
   cublasLtHandle_t lt = nullptr;
   void *workspace = nullptr;   // cuBLASLt's workspace, allocated once
   size_t workspaceBytes = 0;
+  DeviceErrorSlot *errors = nullptr; // device memory
+  void *scratch = nullptr;           // scratchOf's buffer
+  size_t scratchBytes = 0;
 
   Device() = default;
   Device(const Device &) = delete;
@@ -62,6 +76,21 @@ void orderAfter(Device &dev, cudaStream_t waiter, cudaStream_t producer);
 
 /// Blocks the host until `stream` is idle (the app, at a step's end).
 void synchronize(cudaStream_t stream);
+
+/// A device buffer of at least `bytes` for a kernel's intermediates (the
+/// attention's score tiles, the norms' per-chunk sums). It grows when a call
+/// needs more than any before - with the compiler's fixed shapes that is the
+/// first step only - waiting for the compute stream before freeing the old
+/// one; afterwards no step allocates. One user at a time: kernels on the
+/// compute stream run in order.
+void *scratchOf(Device &dev, size_t bytes);
+
+/// Waits for the compute stream, then fails with the message of the bad
+/// index a kernel recorded, if any (and clears it). The app calls it where
+/// it synchronises anyway (a step's end), so kernels never make the host
+/// wait; a bad index reported there names the kernel, the value and the row
+/// as the host kernels' checks do.
+void checkDeviceErrors(Device &dev);
 
 /// "CUDA 13.0" from a CUDART_VERSION-style number (13000).
 std::string cudaVersionString(int version);

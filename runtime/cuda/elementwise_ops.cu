@@ -8,22 +8,17 @@
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/elementwise.h"
+#include "bmrt/kernels_backward.h"
 #include "cuda/check.h"
 #include "cuda/kernels_cuda.h"
+#include "cuda/launch.cuh"
 
+#include <climits>
 #include <cmath>
 #include <string>
 
 namespace bmrt::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-// Enough blocks to cover n, capped: a grid-stride loop does the rest.
-unsigned blocksFor(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  return (unsigned)(b < 65536 ? b : 65536);
-}
 
 __device__ float activate(Epilogue act, float x) {
   switch (act) {
@@ -45,9 +40,7 @@ __device__ float activate(Epilogue act, float x) {
 
 __global__ void activationResidualKernel(float *c, int64_t ldc, int64_t m, int64_t n,
                                          Epilogue act, const float *residual) {
-  const int64_t total = m * n;
-  for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total;
-       e += (int64_t)gridDim.x * blockDim.x) {
+  BMRT_GRID_STRIDE(e, m * n) {
     const int64_t i = e / n, j = e % n;
     float y = activate(act, c[i * ldc + j]);
     if (residual)
@@ -57,9 +50,7 @@ __global__ void activationResidualKernel(float *c, int64_t ldc, int64_t m, int64
 }
 
 __global__ void positionsKernel(int32_t *out, int64_t rows, int64_t start) {
-  for (int64_t r = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; r < rows;
-       r += (int64_t)gridDim.x * blockDim.x)
-    out[r] = (int32_t)(start + r);
+  BMRT_GRID_STRIDE(r, rows) { out[r] = (int32_t)(start + r); }
 }
 
 struct AdamScalars {
@@ -69,8 +60,7 @@ struct AdamScalars {
 
 __global__ void adamwKernel(float *params, const float *grads, float *m, float *v, int64_t n,
                             AdamScalars s) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x) {
+  BMRT_GRID_STRIDE(i, n) {
     float p = params[i];
     if (s.decays)
       p = p * s.decay;
@@ -84,7 +74,163 @@ __global__ void adamwKernel(float *params, const float *grads, float *m, float *
   }
 }
 
+__global__ void actBackwardKernel(float *dx, const float *x, const float *dout, int64_t n,
+                                  Epilogue act) {
+  BMRT_GRID_STRIDE(i, n) {
+    float d = dout[i];
+    switch (act) {
+    case Epilogue::GeluTanh:
+      d = gelu_tanh_backward(x[i], d);
+      break;
+    case Epilogue::GeluErf:
+      d = gelu_erf_backward(x[i], d);
+      break;
+    case Epilogue::Relu:
+      d = relu_backward(x[i], d);
+      break;
+    case Epilogue::Silu:
+      d = silu_backward(x[i], d);
+      break;
+    case Epilogue::Tanh:
+      d = tanh_backward(x[i], d);
+      break;
+    case Epilogue::None:
+      break;
+    }
+    dx[i] += d;
+  }
+}
+
+__global__ void sgdKernel(float *params, const float *grads, float *momentumBuf, int64_t n,
+                          float wd, float mu, float negLr, bool decays, bool first) {
+  BMRT_GRID_STRIDE(i, n) {
+    const float d = decays ? grads[i] + params[i] * wd : grads[i];
+    if (!momentumBuf) {
+      params[i] = params[i] + d * negLr;
+      continue;
+    }
+    const float buf = first ? d : momentumBuf[i] * mu + d; // dampening 0
+    momentumBuf[i] = buf;
+    params[i] = params[i] + buf * negLr;
+  }
+}
+
+__global__ void scaleKernel(float *x, int64_t n, float s) {
+  BMRT_GRID_STRIDE(i, n) { x[i] *= s; }
+}
+
+// partial[b] = sum of g^2 in double over block b's grid-stride elements;
+// the host adds the partials in block order (a fixed grid: fixed bits).
+__global__ void squaresKernel(double *partial, const float *g, int64_t n) {
+  __shared__ double perThread[kThreads];
+  double s = 0;
+  BMRT_GRID_STRIDE(i, n) {
+    const double v = (double)g[i];
+    s += v * v;
+  }
+  perThread[threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.x == 0) { // in thread order: the same bits every run
+    double t = 0;
+    for (int k = 0; k < kThreads; ++k)
+      t += perThread[k];
+    partial[blockIdx.x] = t;
+  }
+}
+
+// partial[c] = sum of g^2 over chunk c = [c * chunk, min((c + 1) * chunk,
+// end)) relative to g, one block per chunk, summed in thread order.
+__global__ void chunkSquaresKernel(double *partial, const float *g, int64_t chunk, int64_t n) {
+  __shared__ double perThread[kThreads];
+  const int64_t begin = blockIdx.x * chunk;
+  const int64_t end = begin + chunk < n ? begin + chunk : n;
+  double s = 0;
+  for (int64_t i = begin + threadIdx.x; i < end; i += kThreads) {
+    const double v = (double)g[i];
+    s += v * v;
+  }
+  perThread[threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double t = 0;
+    for (int k = 0; k < kThreads; ++k)
+      t += perThread[k];
+    partial[blockIdx.x] = t;
+  }
+}
+
 } // namespace
+
+void chunk_squares(Device &dev, double *out, const float *grads, int64_t n, int64_t chunk) {
+  if (n < 0 || chunk < 1)
+    fail("chunk_squares: n " + std::to_string(n) + ", chunk " + std::to_string(chunk));
+  const int64_t chunks = (n + chunk - 1) / chunk;
+  if (chunks == 0)
+    return;
+  if (chunks > 0x7fffffff)
+    fail("chunk_squares: " + std::to_string(chunks) + " chunks exceed one grid");
+  double *partial = (double *)scratchOf(dev, (size_t)chunks * sizeof(double));
+  chunkSquaresKernel<<<(unsigned)chunks, kThreads, 0, dev.compute>>>(partial, grads, chunk, n);
+  BMRT_CUDA_CHECK_LAUNCH("chunkSquaresKernel");
+  BMRT_CUDA_CHECK(cudaMemcpyAsync(out, partial, (size_t)chunks * sizeof(double),
+                                  cudaMemcpyDeviceToHost, dev.compute));
+  BMRT_CUDA_CHECK(cudaStreamSynchronize(dev.compute));
+}
+
+void act_backward(Device &dev, float *dx, const float *x, const float *dout, int64_t n,
+                  Epilogue act) {
+  if (n < 0)
+    fail("act_backward: n must be >= 0 (got " + std::to_string(n) + ")");
+  if ((int)act < (int)Epilogue::None || (int)act > (int)Epilogue::Tanh)
+    fail("act_backward: unknown activation " + std::to_string((int)act));
+  if (n == 0 || !dx)
+    return;
+  actBackwardKernel<<<blocksFor(n), kThreads, 0, dev.compute>>>(dx, x, dout, n, act);
+  BMRT_CUDA_CHECK_LAUNCH("actBackwardKernel");
+}
+
+void sgd_update(Device &dev, float *params, const float *grads, float *momentumBuf, int64_t n,
+                double lr, double momentum, double weightDecay, int64_t step) {
+  if (n < 0)
+    fail("sgd_update: negative element count " + std::to_string(n));
+  if (step < 1)
+    fail("sgd_update: step is 1-based (got " + std::to_string(step) + ")");
+  if (n == 0)
+    return;
+  sgdKernel<<<blocksFor(n), kThreads, 0, dev.compute>>>(
+      params, grads, momentum != 0.0 ? momentumBuf : nullptr, n, (float)weightDecay,
+      (float)momentum, (float)-lr, weightDecay != 0.0, step == 1);
+  BMRT_CUDA_CHECK_LAUNCH("sgdKernel");
+}
+
+void scale_inplace(Device &dev, float *x, int64_t n, double s) {
+  if (n < 0)
+    fail("scale_inplace: negative element count " + std::to_string(n));
+  if (n == 0)
+    return;
+  scaleKernel<<<blocksFor(n), kThreads, 0, dev.compute>>>(x, n, (float)s);
+  BMRT_CUDA_CHECK_LAUNCH("scaleKernel");
+}
+
+double grad_norm_squared(Device &dev, const float *grads, int64_t n) {
+  if (n < 0)
+    fail("grad_norm_squared: negative element count " + std::to_string(n));
+  if (n == 0)
+    return 0.0;
+  constexpr unsigned kBlocks = 256; // fixed, so the summation order is too
+  double *partial = (double *)scratchOf(dev, kBlocks * sizeof(double));
+  squaresKernel<<<kBlocks, kThreads, 0, dev.compute>>>(partial, grads, n);
+  BMRT_CUDA_CHECK_LAUNCH("squaresKernel");
+  double host[kBlocks];
+  // The norm is a host value (clipping decides on it): one synchronisation.
+  BMRT_CUDA_CHECK(cudaMemcpyAsync(host, partial, sizeof host, cudaMemcpyDeviceToHost,
+                                  dev.compute));
+  BMRT_CUDA_CHECK(cudaStreamSynchronize(dev.compute));
+  double sum = 0;
+  for (double p : host)
+    sum += p;
+  return sum;
+}
 
 void activation_residual(Device &dev, float *c, int64_t ldc, int64_t m, int64_t n,
                          Epilogue act, const float *residual) {
@@ -96,6 +242,9 @@ void activation_residual(Device &dev, float *c, int64_t ldc, int64_t m, int64_t 
 }
 
 void positions_forward(Device &dev, int32_t *out, int64_t rows, int64_t start) {
+  if (start < 0 || start + rows > INT32_MAX)
+    fail("positions_forward: positions [" + std::to_string(start) + ", " +
+         std::to_string(start + rows) + ") do not fit in int32");
   if (rows <= 0)
     return;
   positionsKernel<<<blocksFor(rows), kThreads, 0, dev.compute>>>(out, rows, start);

@@ -15,7 +15,9 @@
 //    activation from bmrt/elementwise.h. GELU (tanh form) and ReLU are
 //    cuBLASLt epilogues; GELU (erf), SiLU and tanh are not, and use that pass.
 //  - The algorithm comes from cuBLASLt's heuristic with the device's
-//    workspace; descriptors are created per call (microseconds, no memory).
+//    workspace and the operands' real alignment (they are offsets into the
+//    role allocations, not 256-byte aligned buffers); descriptors are
+//    created per call (microseconds, no memory).
 //
 //===----------------------------------------------------------------------===//
 #include "cuda/check.h"
@@ -58,11 +60,29 @@ struct Preference {
   cublasLtMatmulPreference_t h = nullptr;
   explicit Preference(size_t workspace) {
     BMRT_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&h));
-    BMRT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-        h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace));
+    set(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace);
   }
   ~Preference() { cublasLtMatmulPreferenceDestroy(h); }
+  template <class V> void set(cublasLtMatmulPreferenceAttributes_t attr, const V &value) {
+    BMRT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(h, attr, &value, sizeof value));
+  }
 };
+
+size_t bytesOf(cudaDataType_t t) { return t == CUDA_R_32F ? 4 : 2; }
+
+// The alignment an operand guarantees (a power of two up to 256 bytes):
+// cuBLASLt's heuristic assumes 256 unless told, and our operands are
+// offsets into role allocations (a head's columns, a layer's slice). Every
+// column and every batch starts at base + multiples of ld and stride.
+uint32_t alignmentOf(const void *p, int64_t ld, int64_t stride, int64_t batch, size_t bytes) {
+  uintptr_t a = (uintptr_t)p | (uintptr_t)(ld * (int64_t)bytes);
+  if (batch > 1)
+    a |= (uintptr_t)(stride * (int64_t)bytes);
+  uint32_t align = 256;
+  while (align > 1 && a % align != 0)
+    align /= 2;
+  return align;
+}
 
 cublasLtEpilogue_t epilogueOf(const Matmul &mm) {
   const bool bias = mm.bias != nullptr;
@@ -108,6 +128,14 @@ void matmul(Device &dev, const Matmul &mm) {
     desc.set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, CUDA_R_32F);
   }
   Preference pref(dev.workspaceBytes);
+  const size_t ab = bytesOf(mm.abType), cb = bytesOf(mm.cType);
+  pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+           alignmentOf(mm.b, mm.ldb, mm.strideB, mm.batch, ab));
+  pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+           alignmentOf(mm.a, mm.lda, mm.strideA, mm.batch, ab));
+  const uint32_t alignC = alignmentOf(mm.c, mm.ldc, mm.strideC, mm.batch, cb);
+  pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignC);
+  pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignC);
   cublasLtMatmulHeuristicResult_t result = {};
   int found = 0;
   BMRT_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(dev.lt, desc.h, A.h, B.h, C.h, C.h, pref.h,

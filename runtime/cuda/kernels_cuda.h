@@ -9,9 +9,12 @@
 // bmrt::cuda so a test can link them beside the host libbmrt and compare;
 // api_kernels.cpp binds the bmrt:: API of emitted programs to them.
 //
-// Not yet on the device (api_kernels.cpp refuses them by name): attention
-// forward/backward, rotary, embedding, the fused classifier, norms'
-// backward, copy_strided, low-precision parameter refresh.
+// A bad index (a token id outside the vocabulary, a target outside the
+// classes) cannot throw inside a kernel: the kernel leaves that row at zero,
+// records the index in the device's error slot, and checkDeviceErrors
+// (device.h) reports it with the host kernels' message at the next
+// synchronisation. Not yet on the device (api_*.cpp refuse them by name):
+// MSE, the low-precision GEMMs and conversions, fp64.
 //
 //===----------------------------------------------------------------------===//
 #ifndef BMRT_CUDA_KERNELS_CUDA_H
@@ -82,6 +85,46 @@ void residual_rmsnorm_forward(Device &dev, float *sum, float *out, const float *
                               float eps);
 void softmax_forward(Device &dev, float *out, const float *x, int64_t rows, int64_t C);
 
+//===--- Norm and softmax backward, classifier (rows_backward.cu) ---------===//
+
+/// kernels_backward.h's contracts (gradients accumulate; mean/rstd saved or
+/// both null = recomputed). dw/db and sum_rows add 32-row chunks in order.
+void layernorm_backward(Device &dev, float *dx, float *dw, float *db, const float *dout,
+                        const float *x, const float *w, const float *mean, const float *rstd,
+                        int64_t rows, int64_t C, float eps);
+void rmsnorm_backward(Device &dev, float *dx, float *dw, const float *dout, const float *x,
+                      const float *w, const float *rstd, int64_t rows, int64_t C, float eps);
+void sum_rows(Device &dev, float *out, const float *x, int64_t rows, int64_t C);
+void softmax_backward(Device &dev, float *dx, const float *out, const float *dout, int64_t rows,
+                      int64_t C);
+/// training.h's fused classifier (exponentials summed in double).
+void fused_classifier_forward_backward(Device &dev, float *losses, float *dlogits,
+                                       const float *logits, const int32_t *targets,
+                                       int64_t rows, int64_t V, int64_t ignoreIndex,
+                                       double dlossScale);
+
+//===--- Attention (attention.cu): batched GEMMs, fused masked softmax ----===//
+
+void attention_forward(Device &dev, const AttentionArgs &args, float *out, const float *q,
+                       const float *k, const float *v, float *kCache, float *vCache);
+void attention_backward(Device &dev, const AttentionArgs &args, float *dq, float *dk, float *dv,
+                        const float *dout, const float *q, const float *k, const float *v);
+
+//===--- Gathers, scatters, rotary (indexing.cu) ---------------------------===//
+
+void embedding_forward(Device &dev, float *out, const int32_t *ids, const float *table,
+                       int64_t rows, int64_t vocab, int64_t C);
+void embedding_backward(Device &dev, float *dtable, const int32_t *ids, const float *dout,
+                        int64_t rows, int64_t vocab, int64_t C);
+void copy_strided(Device &dev, float *out, const float *x, int64_t outer, int64_t inner,
+                  int64_t xOuterStride, int64_t xOffset);
+void copy_strided_backward(Device &dev, float *dx, const float *dout, int64_t outer,
+                           int64_t inner, int64_t xOuterStride, int64_t xOffset);
+void rotary_forward(Device &dev, float *out, const float *x, const int32_t *pos, int64_t rows,
+                    int64_t heads, int64_t headDim, int64_t rowStride, float base);
+void rotary_backward(Device &dev, float *dx, const float *dout, const int32_t *pos, int64_t rows,
+                     int64_t heads, int64_t headDim, int64_t rowStride, float base);
+
 //===--- Element-wise (elementwise_ops.cu) ---------------------------------===//
 
 /// c[i, j] = act(c[i, j]) + residual[i, j] (residual may be null or c) over
@@ -97,6 +140,20 @@ void fill_zero(Device &dev, float *x, int64_t n);
 void adamw_update(Device &dev, float *params, const float *grads, float *m, float *v, int64_t n,
                   double lr, double beta1, double beta2, double eps, double weightDecay,
                   int64_t step);
+/// torch.optim.SGD (training.h's sgd_update contract).
+void sgd_update(Device &dev, float *params, const float *grads, float *momentumBuf, int64_t n,
+                double lr, double momentum, double weightDecay, int64_t step);
+/// dx += dout * act'(x), the element derivatives of bmrt/kernels_backward.h.
+void act_backward(Device &dev, float *dx, const float *x, const float *dout, int64_t n,
+                  Epilogue act);
+void scale_inplace(Device &dev, float *x, int64_t n, double s);
+/// The sum of squares in double, to the host (one synchronisation: the
+/// caller decides on it). A fixed grid and order: the same bits every run.
+double grad_norm_squared(Device &dev, const float *grads, int64_t n);
+/// out[c] (host) = the sum of squares, in double, of chunk c of grads[0, n)
+/// (chunks of `chunk` elements, the last may be short): one launch, one
+/// synchronisation. grad_norm_part's per-chunk sums.
+void chunk_squares(Device &dev, double *out, const float *grads, int64_t n, int64_t chunk);
 
 } // namespace bmrt::cuda
 

@@ -15,49 +15,22 @@
 //
 //===----------------------------------------------------------------------===//
 #include "cuda/check.h"
+#include "cuda/block_reduce.cuh"
 #include "cuda/kernels_cuda.h"
 
-#include <cub/block/block_reduce.cuh>
 
 #include <string>
 
 namespace bmrt::cuda {
 namespace {
 
-constexpr int kThreads = 256;
-using Reduce = cub::BlockReduce<float, kThreads>;
-
-struct Max {
-  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
-};
-
-// The block's sum of v, on every thread.
-__device__ float blockSum(float v, Reduce::TempStorage &tmp, float &shared) {
-  float total = Reduce(tmp).Sum(v);
-  if (threadIdx.x == 0)
-    shared = total;
-  __syncthreads();
-  total = shared;
-  __syncthreads(); // tmp and shared are reused by the next reduction
-  return total;
-}
-
-__device__ float blockMax(float v, Reduce::TempStorage &tmp, float &shared) {
-  float m = Reduce(tmp).Reduce(v, Max());
-  if (threadIdx.x == 0)
-    shared = m;
-  __syncthreads();
-  m = shared;
-  __syncthreads();
-  return m;
-}
+using Rows = RowReduce<float>;
 
 // sum (when a is given: sum = a + r first), then out = layernorm(sum or x).
 __global__ void layernormKernel(float *out, float *mean, float *rstd, const float *x,
                                 float *sum, const float *a, const float *r, const float *w,
                                 const float *b, int64_t C, float eps) {
-  __shared__ Reduce::TempStorage tmp;
-  __shared__ float shared;
+  __shared__ Rows::Storage shared;
   const int64_t row = blockIdx.x;
   const float *xr;
   if (a) {
@@ -71,13 +44,13 @@ __global__ void layernormKernel(float *out, float *mean, float *rstd, const floa
   float part = 0;
   for (int64_t i = threadIdx.x; i < C; i += kThreads)
     part += xr[i];
-  const float mu = blockSum(part, tmp, shared) / (float)C;
+  const float mu = Rows::sum(part, shared) / (float)C;
   part = 0;
   for (int64_t i = threadIdx.x; i < C; i += kThreads) {
     const float d = xr[i] - mu;
     part += d * d;
   }
-  const float rs = rsqrtf(blockSum(part, tmp, shared) / (float)C + eps);
+  const float rs = rsqrtf(Rows::sum(part, shared) / (float)C + eps);
   float *o = out + row * C;
   for (int64_t i = threadIdx.x; i < C; i += kThreads)
     o[i] = (xr[i] - mu) * rs * w[i] + (b ? b[i] : 0.0f);
@@ -90,8 +63,7 @@ __global__ void layernormKernel(float *out, float *mean, float *rstd, const floa
 __global__ void rmsnormKernel(float *out, float *rstd, const float *x, float *sum,
                               const float *a, const float *r, const float *w, int64_t C,
                               float eps) {
-  __shared__ Reduce::TempStorage tmp;
-  __shared__ float shared;
+  __shared__ Rows::Storage shared;
   const int64_t row = blockIdx.x;
   const float *xr;
   if (a) {
@@ -105,7 +77,7 @@ __global__ void rmsnormKernel(float *out, float *rstd, const float *x, float *su
   float part = 0;
   for (int64_t i = threadIdx.x; i < C; i += kThreads)
     part += xr[i] * xr[i];
-  const float rs = rsqrtf(blockSum(part, tmp, shared) / (float)C + eps);
+  const float rs = rsqrtf(Rows::sum(part, shared) / (float)C + eps);
   float *o = out + row * C;
   for (int64_t i = threadIdx.x; i < C; i += kThreads)
     o[i] = xr[i] * rs * w[i];
@@ -114,18 +86,17 @@ __global__ void rmsnormKernel(float *out, float *rstd, const float *x, float *su
 }
 
 __global__ void softmaxKernel(float *out, const float *x, int64_t C) {
-  __shared__ Reduce::TempStorage tmp;
-  __shared__ float shared;
+  __shared__ Rows::Storage shared;
   const float *xr = x + (int64_t)blockIdx.x * C;
   float *o = out + (int64_t)blockIdx.x * C;
   float part = -INFINITY;
   for (int64_t i = threadIdx.x; i < C; i += kThreads)
     part = fmaxf(part, xr[i]);
-  const float m = blockMax(part, tmp, shared);
+  const float m = Rows::max(part, shared);
   part = 0;
   for (int64_t i = threadIdx.x; i < C; i += kThreads)
     part += expf(xr[i] - m);
-  const float inv = 1.0f / blockSum(part, tmp, shared);
+  const float inv = 1.0f / Rows::sum(part, shared);
   for (int64_t i = threadIdx.x; i < C; i += kThreads)
     o[i] = expf(xr[i] - m) * inv;
 }

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/kernels.h"
+#include "bmrt/lowp.h"
 #include "bmrt/training.h"
 #include "cuda/device.h"
 #include "cuda/device_buffers.h"
@@ -91,18 +92,45 @@ TEST(CudaBuffers, TrainProgramsPlanGradsAndOptimizerState) {
 
 TEST(CudaApi, KernelsWithoutADeviceFormSayWhichAndWhatToDo) {
   Context ctx;
-  bmrt::AttentionArgs args;
   EXPECT_EQ(errorOf([&] {
-              bmrt::attention_forward<float>(ctx, args, nullptr, nullptr, nullptr, nullptr,
-                                             nullptr, nullptr);
+              bmrt::mse_forward_backward<float>(ctx, nullptr, nullptr, nullptr, nullptr, 1, 1);
             }),
-            "attention_forward is not implemented on the cuda backend yet (issue 7; "
+            "mse_forward_backward is not implemented on the cuda backend yet (issue 7; "
             "runtime/cuda/README.md lists the device kernels): build the job with "
             "--target=host");
   EXPECT_NE(errorOf([&] {
-              bmrt::sgd_update<float>(ctx, nullptr, nullptr, nullptr, 0, 0.1, 0, 0, 1);
-            }).find("sgd_update is not implemented on the cuda backend yet"),
+              bmrt::gemm_lowp(ctx, bmrt::LowPrecision::BF16, 1, 1, 1, nullptr, 1, nullptr, 1,
+                              bmrt::Trans::T, nullptr, 1, nullptr, bmrt::Epilogue::None,
+                              nullptr);
+            }).find("gemm_lowp is not implemented on the cuda backend yet"),
             std::string::npos);
+}
+
+// Shapes the device kernels refuse before launching anything.
+TEST(CudaApi, ShapeRefusalsNameTheKernelAndTheLimit) {
+  bmrt::cuda::Device dev;
+  EXPECT_EQ(errorOf([&] {
+              bmrt::cuda::rotary_forward(dev, nullptr, nullptr, nullptr, 1, 1, 1024, 1024,
+                                         10000.0f);
+            }),
+            "rotary_forward: the cuda backend takes head dimensions up to 512 (got 1024)");
+  EXPECT_EQ(errorOf([&] {
+              bmrt::cuda::copy_strided_backward(dev, nullptr, nullptr, 3, 4, 2, 0);
+            }),
+            "copy_strided_backward: overlapping slices (stride 2 < slice 4) are not supported "
+            "on the cuda backend");
+  bmrt::AttentionArgs a;
+  a.rows = 4, a.heads = 2, a.kvHeads = 1, a.headDim = 8, a.cacheCapacity = 8, a.start = 6;
+  EXPECT_EQ(errorOf([&] {
+              bmrt::cuda::attention_forward(dev, a, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                            nullptr);
+            }),
+            "attention_forward: rows [6, 10) do not fit the KV cache capacity 8");
+  EXPECT_EQ(errorOf([&] {
+              bmrt::cuda::layernorm_backward(dev, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                             nullptr, nullptr, (float *)&a, 1, 1, 1e-5f);
+            }),
+            "layernorm_backward: give both mean and rstd, or neither (recompute)");
 }
 
 TEST(CudaApi, AKernelWithoutAnOpenDeviceFails) {

@@ -285,4 +285,220 @@ TEST_F(Gpu, LaunchMapRunsAGeneratedKernelOnTheDevice) {
   expectNear(dout.get(dev().compute), want, 1e-6f, "launch_map");
 }
 
+TEST_F(Gpu, EmbeddingForwardBackwardAndABadId) {
+  const int64_t vocab = 11, C = 300, rows = 9;
+  auto table = randomVector(vocab * C, 40), dout = randomVector(rows * C, 41);
+  std::vector<int32_t> ids = {3, 0, 10, 3, 7, 3, 1, 10, 5}; // repeated ids add in row order
+  std::vector<float> out(rows * C), dtable = randomVector(vocab * C, 42);
+  std::vector<float> dtableDev = dtable;
+  bmrt::embedding_forward<float>(host, out.data(), ids.data(), table.data(), rows, vocab, C);
+  bmrt::embedding_backward<float>(host, dtable.data(), ids.data(), dout.data(), rows, vocab, C);
+  DeviceVector<int32_t> dids(ids);
+  DeviceVector<float> dtab(table), dout_(dout), dres(std::vector<float>(rows * C)),
+      dgrad(dtableDev);
+  cu::embedding_forward(dev(), dres.p, dids.p, dtab.p, rows, vocab, C);
+  cu::embedding_backward(dev(), dgrad.p, dids.p, dout_.p, rows, vocab, C);
+  cu::checkDeviceErrors(dev());
+  expectNear(dres.get(dev().compute), out, 0.0f, "embedding forward");
+  expectNear(dgrad.get(dev().compute), dtable, 1e-6f, "embedding backward");
+  std::vector<int32_t> bad = {1, 11};
+  DeviceVector<int32_t> dbad(bad);
+  cu::embedding_forward(dev(), dres.p, dbad.p, dtab.p, 2, vocab, C);
+  std::string msg;
+  try {
+    cu::checkDeviceErrors(dev());
+  } catch (const bmrt::Error &e) {
+    msg = e.what();
+  }
+  EXPECT_EQ(msg, "token id 11 at row 1 is outside the vocabulary [0, 11)");
+  cu::checkDeviceErrors(dev()); // reported once, then cleared
+}
+
+TEST_F(Gpu, CopyStridedAndItsBackward) {
+  const int64_t outer = 4, inner = 5, stride = 12, offset = 3;
+  auto x = randomVector(outer * stride, 43), dout = randomVector(outer * inner, 44);
+  std::vector<float> out(outer * inner), dx = randomVector(outer * stride, 45);
+  std::vector<float> dxDev = dx;
+  bmrt::copy_strided<float>(host, out.data(), x.data(), outer, inner, stride, offset);
+  bmrt::copy_strided_backward<float>(host, dx.data(), dout.data(), outer, inner, stride, offset);
+  DeviceVector<float> dX(x), dO(dout), dOut(std::vector<float>(outer * inner)), dDx(dxDev);
+  cu::copy_strided(dev(), dOut.p, dX.p, outer, inner, stride, offset);
+  cu::copy_strided_backward(dev(), dDx.p, dO.p, outer, inner, stride, offset);
+  expectNear(dOut.get(dev().compute), out, 0.0f, "copy_strided");
+  expectNear(dDx.get(dev().compute), dx, 1e-6f, "copy_strided_backward");
+}
+
+TEST_F(Gpu, RotaryForwardInPlaceAndBackward) {
+  const int64_t rows = 6, heads = 3, hd = 16, stride = heads * hd + 8;
+  auto x = randomVector(rows * stride, 46), dx = randomVector(rows * stride, 47);
+  std::vector<int32_t> pos = {0, 1, 2, 7, 100, 2047};
+  std::vector<float> out = x, grad = dx;
+  bmrt::rotary_forward<float>(host, out.data(), out.data(), pos.data(), rows, heads, hd, stride,
+                              10000.0f);
+  bmrt::rotary_backward<float>(host, grad.data(), x.data(), pos.data(), rows, heads, hd, stride,
+                               10000.0f);
+  DeviceVector<int32_t> dpos(pos);
+  DeviceVector<float> dout(x), dx0(x), dgrad(dx);
+  cu::rotary_forward(dev(), dout.p, dout.p, dpos.p, rows, heads, hd, stride, 10000.0f);
+  cu::rotary_backward(dev(), dgrad.p, dx0.p, dpos.p, rows, heads, hd, stride, 10000.0f);
+  expectNear(dout.get(dev().compute), out, 1e-4f, "rotary forward");
+  expectNear(dgrad.get(dev().compute), grad, 1e-4f, "rotary backward");
+}
+
+TEST_F(Gpu, NormBackwardsSavedAndRecomputed) {
+  const int64_t rows = 70, C = 333; // three 32-row chunks, the last short
+  auto x = randomVector(rows * C, 48, 2.0f), w = randomVector(C, 49), b = randomVector(C, 50),
+       dout = randomVector(rows * C, 51);
+  std::vector<float> out(rows * C), mean(rows), rstd(rows);
+  bmrt::layernorm_forward_save<float>(host, out.data(), mean.data(), rstd.data(), x.data(),
+                                      w.data(), b.data(), rows, C, 1e-5f);
+  for (bool saved : {true, false}) {
+    auto dx = randomVector(rows * C, 52), dw = randomVector(C, 53), db = randomVector(C, 54);
+    DeviceVector<float> ddx(dx), ddw(dw), ddb(db), dX(x), dW(w), dD(dout), dM(mean), dR(rstd);
+    bmrt::layernorm_backward<float>(host, dx.data(), dw.data(), db.data(), dout.data(), x.data(),
+                                    w.data(), saved ? mean.data() : nullptr,
+                                    saved ? rstd.data() : nullptr, rows, C, 1e-5f);
+    cu::layernorm_backward(dev(), ddx.p, ddw.p, ddb.p, dD.p, dX.p, dW.p, saved ? dM.p : nullptr,
+                           saved ? dR.p : nullptr, rows, C, 1e-5f);
+    expectNear(ddx.get(dev().compute), dx, 1e-4f, "layernorm dx");
+    expectNear(ddw.get(dev().compute), dw, 1e-4f, "layernorm dw");
+    expectNear(ddb.get(dev().compute), db, 1e-4f, "layernorm db");
+
+    std::vector<float> rs(rows), o(rows * C);
+    bmrt::rmsnorm_forward_save<float>(host, o.data(), rs.data(), x.data(), w.data(), rows, C,
+                                      1e-6f);
+    auto rdx = randomVector(rows * C, 55), rdw = randomVector(C, 56);
+    DeviceVector<float> drdx(rdx), drdw(rdw), dRs(rs);
+    bmrt::rmsnorm_backward<float>(host, rdx.data(), rdw.data(), dout.data(), x.data(), w.data(),
+                                  saved ? rs.data() : nullptr, rows, C, 1e-6f);
+    cu::rmsnorm_backward(dev(), drdx.p, drdw.p, dD.p, dX.p, dW.p, saved ? dRs.p : nullptr, rows, C,
+                         1e-6f);
+    expectNear(drdx.get(dev().compute), rdx, 1e-4f, "rmsnorm dx");
+    expectNear(drdw.get(dev().compute), rdw, 1e-4f, "rmsnorm dw");
+  }
+}
+
+TEST_F(Gpu, SumRowsSoftmaxBackwardActBackward) {
+  const int64_t rows = 45, C = 129;
+  auto x = randomVector(rows * C, 57), sums = randomVector(C, 58), dout = randomVector(rows * C, 59);
+  std::vector<float> sm(rows * C);
+  bmrt::softmax_forward<float>(host, sm.data(), x.data(), rows, C);
+  auto dx = randomVector(rows * C, 60);
+  DeviceVector<float> dX(x), dS(sums), dSm(sm), dD(dout), dDx(dx);
+  bmrt::sum_rows<float>(host, sums.data(), x.data(), rows, C);
+  bmrt::softmax_backward<float>(host, dx.data(), sm.data(), dout.data(), rows, C);
+  cu::sum_rows(dev(), dS.p, dX.p, rows, C);
+  cu::softmax_backward(dev(), dDx.p, dSm.p, dD.p, rows, C);
+  expectNear(dS.get(dev().compute), sums, 1e-5f, "sum_rows");
+  expectNear(dDx.get(dev().compute), dx, 1e-5f, "softmax_backward");
+  for (Epilogue act : {Epilogue::None, Epilogue::GeluTanh, Epilogue::GeluErf, Epilogue::Relu,
+                       Epilogue::Silu, Epilogue::Tanh}) {
+    auto g = randomVector(rows * C, 61);
+    DeviceVector<float> dG(g);
+    bmrt::act_backward<float>(host, g.data(), x.data(), dout.data(), rows * C, act);
+    cu::act_backward(dev(), dG.p, dX.p, dD.p, rows * C, act);
+    expectNear(dG.get(dev().compute), g, 1e-5f, "act_backward " + std::to_string((int)act));
+  }
+}
+
+TEST_F(Gpu, FusedClassifierInPlaceWithIgnoredRowsAndABadTarget) {
+  const int64_t rows = 5, V = 1000;
+  auto logits = randomVector(rows * V, 62, 3.0f);
+  std::vector<int32_t> targets = {4, -100, 999, 0, 512};
+  std::vector<float> losses(rows), d = logits;
+  bmrt::fused_classifier_forward_backward<float>(host, losses.data(), d.data(), d.data(),
+                                                 targets.data(), rows, V, -100, 0.25);
+  DeviceVector<float> dl(logits), dloss(std::vector<float>(rows, 0.0f));
+  DeviceVector<int32_t> dt(targets);
+  cu::fused_classifier_forward_backward(dev(), dloss.p, dl.p, dl.p, dt.p, rows, V, -100, 0.25);
+  cu::checkDeviceErrors(dev());
+  expectNear(dloss.get(dev().compute), losses, 1e-5f, "classifier losses");
+  expectNear(dl.get(dev().compute), d, 1e-6f, "classifier dlogits");
+  DeviceVector<int32_t> bad(std::vector<int32_t>{1, 1000, 2, 3, 4});
+  cu::fused_classifier_forward_backward(dev(), dloss.p, nullptr, dl.p, bad.p, rows, V, -100, 1);
+  std::string msg;
+  try {
+    cu::checkDeviceErrors(dev());
+  } catch (const bmrt::Error &e) {
+    msg = e.what();
+  }
+  EXPECT_EQ(msg, "fused_classifier_forward_backward: target 1000 of row 1 is outside [0, 1000) "
+                 "and is not the ignore index -100");
+}
+
+// Attention's arguments for q/k/v/out packed as one [batch, rows, 3 * C]
+// projection (the compiler's fused qkv layout) with a KV cache beside it.
+bmrt::AttentionArgs attentionArgs(int64_t batch, int64_t rows, int64_t heads, int64_t kvHeads,
+                                  int64_t hd, int64_t cap, int64_t start, bool causal) {
+  bmrt::AttentionArgs a;
+  a.batch = batch, a.rows = rows, a.heads = heads, a.kvHeads = kvHeads, a.headDim = hd;
+  const int64_t C = heads * hd, kv = kvHeads * hd, row = C + 2 * kv;
+  a.qRowStride = a.kvRowStride = row;
+  a.qBatchStride = a.kvBatchStride = rows * row;
+  a.outRowStride = C, a.outBatchStride = rows * C;
+  a.cacheCapacity = cap, a.start = start, a.causal = causal;
+  a.scale = 1.0f / std::sqrt((float)hd);
+  return a;
+}
+
+TEST_F(Gpu, AttentionForwardOverACacheWithGqaAndMask) {
+  for (bool causal : {true, false}) {
+    const int64_t batch = 2, rows = 5, heads = 4, kvHeads = 2, hd = 8, cap = 16, start = 3;
+    auto a = attentionArgs(batch, rows, heads, kvHeads, hd, cap, start, causal);
+    const int64_t row = a.qRowStride, kv = kvHeads * hd, C = heads * hd;
+    auto qkv = randomVector(batch * rows * row, 63);
+    auto kc = randomVector(batch * cap * kv, 64), vc = randomVector(batch * cap * kv, 65);
+    std::vector<int32_t> mask(batch * cap, 1);
+    mask[1] = 0, mask[cap + 6] = 0; // padding keys of each sequence
+    std::vector<float> out(batch * rows * C), kcH = kc, vcH = vc;
+    DeviceVector<int32_t> dmask(mask);
+    a.keyMask = mask.data();
+    bmrt::attention_forward<float>(host, a, out.data(), qkv.data(), qkv.data() + C,
+                                   qkv.data() + C + kv, kcH.data(), vcH.data());
+    DeviceVector<float> dqkv(qkv), dkc(kc), dvc(vc), dout(std::vector<float>(out.size()));
+    a.keyMask = dmask.p;
+    cu::attention_forward(dev(), a, dout.p, dqkv.p, dqkv.p + C, dqkv.p + C + kv, dkc.p, dvc.p);
+    expectNear(dout.get(dev().compute), out, 1e-4f, causal ? "causal" : "bidirectional");
+    expectNear(dkc.get(dev().compute), kcH, 0.0f, "k cache");
+    expectNear(dvc.get(dev().compute), vcH, 0.0f, "v cache");
+  }
+}
+
+TEST_F(Gpu, AttentionBackwardRecomputesTheSoftmax) {
+  const int64_t batch = 2, rows = 7, heads = 4, kvHeads = 2, hd = 8;
+  auto a = attentionArgs(batch, rows, heads, kvHeads, hd, rows, 0, true);
+  const int64_t row = a.qRowStride, kv = kvHeads * hd, C = heads * hd;
+  auto qkv = randomVector(batch * rows * row, 66), dout = randomVector(batch * rows * C, 67);
+  auto grad = randomVector(batch * rows * row, 68); // accumulated into: start non-zero
+  std::vector<float> gradDev = grad;
+  bmrt::attention_backward<float>(host, a, grad.data(), grad.data() + C, grad.data() + C + kv,
+                                  dout.data(), qkv.data(), qkv.data() + C, qkv.data() + C + kv);
+  DeviceVector<float> dqkv(qkv), dd(dout), dg(gradDev);
+  cu::attention_backward(dev(), a, dg.p, dg.p + C, dg.p + C + kv, dd.p, dqkv.p, dqkv.p + C,
+                         dqkv.p + C + kv);
+  expectNear(dg.get(dev().compute), grad, 1e-4f, "dq|dk|dv");
+}
+
+TEST_F(Gpu, SgdScaleAndGradientNorms) {
+  const int64_t n = 70000;
+  auto p = randomVector(n, 69), g = randomVector(n, 70), m = randomVector(n, 71);
+  DeviceVector<float> dp(p), dg(g), dm(m);
+  for (int64_t step = 1; step <= 2; step++) {
+    bmrt::sgd_update<float>(host, p.data(), g.data(), m.data(), n, 0.1, 0.9, 0.01, step);
+    cu::sgd_update(dev(), dp.p, dg.p, dm.p, n, 0.1, 0.9, 0.01, step);
+  }
+  expectNear(dp.get(dev().compute), p, 1e-5f, "sgd params");
+  expectNear(dm.get(dev().compute), m, 1e-5f, "sgd momentum");
+  const double want = bmrt::grad_norm_squared<float>(host, g.data(), n);
+  EXPECT_NEAR(cu::grad_norm_squared(dev(), dg.p, n), want, 1e-9 * want);
+  std::vector<double> chunks(3);
+  cu::chunk_squares(dev(), chunks.data(), dg.p, n, 32768);
+  EXPECT_NEAR(chunks[0] + chunks[1] + chunks[2], want, 1e-9 * want);
+  EXPECT_NEAR(chunks[2], bmrt::grad_norm_squared<float>(host, g.data() + 65536, n - 65536),
+              1e-9 * want);
+  bmrt::scale_inplace<float>(host, g.data(), n, 0.5);
+  cu::scale_inplace(dev(), dg.p, n, 0.5);
+  expectNear(dg.get(dev().compute), g, 0.0f, "scale_inplace");
+}
+
 } // namespace

@@ -1,9 +1,9 @@
 //===- cuda/api_training.cpp - bmrt/training.h and lowp.h on the GPU ------===//
 //
 // The training calls of emitted programs for the CUDA backend (api.h):
-// losses, optimizers, gradient norms and partitions run on the device; MSE
-// and the mixed-precision calls fail by name until their device kernels
-// exist (runtime/cuda/README.md).
+// losses, optimizers, gradient norms, partitions and the mixed-precision
+// GEMMs run on the device; MSE fails by name until its device kernel exists
+// (runtime/cuda/README.md).
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/comm.h"
@@ -163,35 +163,64 @@ void sgd_update_part<float>(Context &ctx, const Buffers &buf, int64_t groupParam
 
 //===--- Mixed precision (lowp.h) ------------------------------------------===//
 
-void convert(Context &, bf16 *, const float *, int64_t) { notOnDevice("convert (to bf16)"); }
-void convert(Context &, float *, const bf16 *, int64_t) { notOnDevice("convert (from bf16)"); }
-void convert(Context &, fp16 *, const float *, int64_t) { notOnDevice("convert (to fp16)"); }
-void convert(Context &, float *, const fp16 *, int64_t) { notOnDevice("convert (from fp16)"); }
-
-void gemm_lowp(Context &, LowPrecision, int64_t, int64_t, int64_t, const float *, int64_t,
-               const float *, int64_t, Trans, float *, int64_t, const float *, Epilogue,
-               const float *) {
-  notOnDevice("gemm_lowp");
+void convert(Context &ctx, bf16 *out, const float *in, int64_t n) {
+  cuda::convert(deviceOf(ctx), LowPrecision::BF16, (uint16_t *)out, in, n);
+}
+void convert(Context &ctx, float *out, const bf16 *in, int64_t n) {
+  cuda::convert(deviceOf(ctx), LowPrecision::BF16, out, (const uint16_t *)in, n);
+}
+void convert(Context &ctx, fp16 *out, const float *in, int64_t n) {
+  cuda::convert(deviceOf(ctx), LowPrecision::FP16, (uint16_t *)out, in, n);
+}
+void convert(Context &ctx, float *out, const fp16 *in, int64_t n) {
+  cuda::convert(deviceOf(ctx), LowPrecision::FP16, out, (const uint16_t *)in, n);
 }
 
-void gemm_ex_lowp(Context &, LowPrecision, Trans, Trans, int64_t, int64_t, int64_t,
-                  const float *, int64_t, const float *, int64_t, float *, int64_t, bool) {
-  notOnDevice("gemm_ex_lowp");
+void gemm_lowp(Context &ctx, LowPrecision p, int64_t m, int64_t n, int64_t k, const float *a,
+               int64_t lda, const float *b, int64_t ldb, Trans transB, float *c, int64_t ldc,
+               const float *bias, Epilogue act, const float *residual) {
+  ProfileScope profile(ctx, KernelKind::Gemm);
+  cuda::gemm_lowp(deviceOf(ctx), p, m, n, k, a, lda, b, ldb, false, transB, c, ldc, bias, act,
+                  residual);
 }
 
-void gemm_lowp_w(Context &, LowPrecision, int64_t, int64_t, int64_t, const float *, int64_t,
-                 const uint16_t *, int64_t, Trans, float *, int64_t, const float *, Epilogue,
-                 const float *) {
-  notOnDevice("gemm_lowp_w");
+void gemm_ex_lowp(Context &ctx, LowPrecision p, Trans transA, Trans transB, int64_t m,
+                  int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
+                  int64_t ldb, float *c, int64_t ldc, bool accumulate) {
+  ProfileScope profile(ctx, KernelKind::Gemm);
+  cuda::gemm_ex_lowp(deviceOf(ctx), p, transA, transB, m, n, k, a, lda, b, ldb, false, c, ldc,
+                     accumulate);
 }
 
-void gemm_ex_lowp_w(Context &, LowPrecision, Trans, Trans, int64_t, int64_t, int64_t,
-                    const float *, int64_t, const uint16_t *, int64_t, float *, int64_t, bool) {
-  notOnDevice("gemm_ex_lowp_w");
+void gemm_lowp_w(Context &ctx, LowPrecision p, int64_t m, int64_t n, int64_t k, const float *a,
+                 int64_t lda, const uint16_t *b, int64_t ldb, Trans transB, float *c,
+                 int64_t ldc, const float *bias, Epilogue act, const float *residual) {
+  ProfileScope profile(ctx, KernelKind::Gemm);
+  cuda::gemm_lowp(deviceOf(ctx), p, m, n, k, a, lda, b, ldb, true, transB, c, ldc, bias, act,
+                  residual);
 }
 
-void refresh_low_params(Context &, const Buffers &, const TrainInfo &) {
-  notOnDevice("refresh_low_params");
+void gemm_ex_lowp_w(Context &ctx, LowPrecision p, Trans transA, Trans transB, int64_t m,
+                    int64_t n, int64_t k, const float *a, int64_t lda, const uint16_t *b,
+                    int64_t ldb, float *c, int64_t ldc, bool accumulate) {
+  ProfileScope profile(ctx, KernelKind::Gemm);
+  cuda::gemm_ex_lowp(deviceOf(ctx), p, transA, transB, m, n, k, a, lda, b, ldb, true, c, ldc,
+                     accumulate);
+}
+
+// The program's reduced-precision copy of the trainable group (host
+// lowp.cpp's contract; DeviceBuffers allocates Buffers::lowParams for it).
+void refresh_low_params(Context &ctx, const Buffers &buf, const TrainInfo &train) {
+  const std::string precision = train.precision ? train.precision : "fp32";
+  if (precision != "bf16" && precision != "fp16")
+    return;
+  if (!buf.lowParams)
+    fail("refresh_low_params: a " + precision +
+         " program needs Buffers::lowParams (the app did not allocate it)");
+  const float *master = (const float *)((const char *)buf.params + train.groupParamOffset);
+  ProfileScope profile(ctx, KernelKind::Optimizer);
+  cuda::convert(deviceOf(ctx), precision == "bf16" ? LowPrecision::BF16 : LowPrecision::FP16,
+                (uint16_t *)buf.lowParams, master, train.groupElems);
 }
 
 } // namespace bmrt

@@ -18,6 +18,11 @@ std::vector<RoleSize> plannedRoles(const ProgramInfo &program) {
     roles.push_back({"grads", (size_t)t->gradBytes, "the trainable params (ZeRO: ranks)"});
     roles.push_back({"optimizer state", (size_t)t->optStateBytes,
                      "the optimizer (zero = 1 splits it over ranks)"});
+    // Mixed precision: the trainable group's 16-bit copy (lowp.h).
+    const std::string precision = t->precision ? t->precision : "fp32";
+    if (precision == "bf16" || precision == "fp16")
+      roles.push_back({"low-precision params", (size_t)(2 * t->groupElems),
+                       "the trainable params"});
   }
   return roles;
 }
@@ -53,8 +58,8 @@ DeviceBuffers::DeviceBuffers(Device &dev, const ProgramInfo &program) {
   size_t freeBytes = 0, totalBytes = 0;
   BMRT_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
   checkFits(dev, roles, freeBytes, totalBytes);
-  void **slots[] = {&buf_.params, &buf_.state, &buf_.activations, &buf_.grads,
-                    &buf_.optState};
+  void **slots[] = {&buf_.params, &buf_.state,    &buf_.activations,
+                    &buf_.grads,  &buf_.optState, &buf_.lowParams};
   for (size_t i = 0; i < roles.size(); i++) {
     if (roles[i].bytes == 0)
       continue;
@@ -66,7 +71,8 @@ DeviceBuffers::DeviceBuffers(Device &dev, const ProgramInfo &program) {
 }
 
 DeviceBuffers::~DeviceBuffers() {
-  for (void *p : {buf_.params, buf_.state, buf_.activations, buf_.grads, buf_.optState})
+  for (void *p : {buf_.params, buf_.state, buf_.activations, buf_.grads, buf_.optState,
+                  buf_.lowParams})
     if (p)
       cudaFree(p);
 }

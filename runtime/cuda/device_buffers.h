@@ -32,7 +32,9 @@ struct RoleSize {
   std::string sizedBy;
 };
 
-/// The roles of `program` (train programs add grads and optimizer state).
+/// The roles of `program` (train programs add grads and optimizer state,
+/// bf16/fp16 ones the 16-bit copy of the trainable group), in the order of
+/// Buffers' fields.
 std::vector<RoleSize> plannedRoles(const ProgramInfo &program);
 
 /// Fails unless `roles` plus the workspace fit in `freeBytes`; the message

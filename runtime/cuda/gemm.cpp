@@ -147,21 +147,15 @@ void matmul(Device &dev, const Matmul &mm) {
                                    dev.workspaceBytes, dev.compute));
 }
 
-void gemm(Device &dev, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
-          const float *b, int64_t ldb, Trans transB, float *c, int64_t ldc, const float *bias,
-          Epilogue act, const float *residual) {
-  Matmul mm;
-  mm.transB = transB;
-  mm.m = m, mm.n = n, mm.k = k;
-  mm.a = a, mm.lda = lda, mm.b = b, mm.ldb = ldb, mm.c = c, mm.ldc = ldc;
-  mm.bias = bias;
+void gemm_epilogue(Device &dev, Matmul mm, Epilogue act, const float *residual) {
+  float *c = (float *)mm.c;
   const bool fusedAct = act == Epilogue::None || act == Epilogue::GeluTanh || act == Epilogue::Relu;
   if (residual && act == Epilogue::None) {
     // c = a.b + residual + bias: the residual is cuBLASLt's C (beta = 1).
     if (residual != c)
-      BMRT_CUDA_CHECK(cudaMemcpy2DAsync(c, ldc * sizeof(float), residual, ldc * sizeof(float),
-                                        n * sizeof(float), m, cudaMemcpyDeviceToDevice,
-                                        dev.compute));
+      BMRT_CUDA_CHECK(cudaMemcpy2DAsync(c, mm.ldc * sizeof(float), residual,
+                                        mm.ldc * sizeof(float), mm.n * sizeof(float), mm.m,
+                                        cudaMemcpyDeviceToDevice, dev.compute));
     mm.beta = 1;
     matmul(dev, mm);
     return;
@@ -172,13 +166,24 @@ void gemm(Device &dev, int64_t m, int64_t n, int64_t k, const float *a, int64_t 
     return;
   }
   // An activation cuBLASLt lacks, or an activation followed by a residual:
-  // bias in the matmul, then one pass. A residual aliasing c is read before
-  // c is overwritten only if copied first.
+  // bias in the matmul, then one pass. A residual aliasing c would be
+  // overwritten by the matmul before that pass reads it.
   if (residual == c)
     fail("cuda gemm: an in-place residual after an activation is not supported "
          "(the compiler emits it only without an activation)");
   matmul(dev, mm);
-  activation_residual(dev, c, ldc, m, n, act, residual);
+  activation_residual(dev, c, mm.ldc, mm.m, mm.n, act, residual);
+}
+
+void gemm(Device &dev, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+          const float *b, int64_t ldb, Trans transB, float *c, int64_t ldc, const float *bias,
+          Epilogue act, const float *residual) {
+  Matmul mm;
+  mm.transB = transB;
+  mm.m = m, mm.n = n, mm.k = k;
+  mm.a = a, mm.lda = lda, mm.b = b, mm.ldb = ldb, mm.c = c, mm.ldc = ldc;
+  mm.bias = bias;
+  gemm_epilogue(dev, mm, act, residual);
 }
 
 void gemm_ex(Device &dev, Trans transA, Trans transB, int64_t m, int64_t n, int64_t k,

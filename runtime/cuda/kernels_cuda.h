@@ -14,13 +14,14 @@
 // records the index in the device's error slot, and checkDeviceErrors
 // (device.h) reports it with the host kernels' message at the next
 // synchronisation. Not yet on the device (api_*.cpp refuse them by name):
-// MSE, the low-precision GEMMs and conversions, fp64.
+// MSE; fp64 programs (their double kernels) do not link.
 //
 //===----------------------------------------------------------------------===//
 #ifndef BMRT_CUDA_KERNELS_CUDA_H
 #define BMRT_CUDA_KERNELS_CUDA_H
 
 #include "bmrt/kernels.h"
+#include "bmrt/lowp.h"
 #include "cuda/device.h"
 
 #include <library_types.h>
@@ -58,6 +59,10 @@ struct Matmul {
 /// activation_residual after a bias-only matmul.
 void matmul(Device &dev, const Matmul &mm);
 
+/// mm (c fp32, ldc also the residual's) followed by bmrt::gemm's epilogue:
+/// c = act(mm + bias) + residual. Shared by the fp32 and reduced-input GEMMs.
+void gemm_epilogue(Device &dev, Matmul mm, Epilogue act, const float *residual);
+
 /// bmrt::gemm on the device: c = act(a . op(b) + bias) + residual, fp32.
 void gemm(Device &dev, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
           const float *b, int64_t ldb, Trans transB, float *c, int64_t ldc, const float *bias,
@@ -67,6 +72,22 @@ void gemm(Device &dev, int64_t m, int64_t n, int64_t k, const float *a, int64_t 
 void gemm_ex(Device &dev, Trans transA, Trans transB, int64_t m, int64_t n, int64_t k,
              const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc,
              bool accumulate);
+
+//===--- Reduced-precision inputs (lowp.cu): bmrt/lowp.h on the device ---===//
+
+/// The inputs rounded to bf16/fp16 (packed into scratch; a `_w` weight is
+/// already 16-bit), multiplied on the tensor cores with fp32 accumulation;
+/// bias, residual and c fp32. The host computes the same products exactly
+/// in fp32 from the rounded values.
+void gemm_lowp(Device &dev, LowPrecision p, int64_t m, int64_t n, int64_t k, const float *a,
+               int64_t lda, const void *b, int64_t ldb, bool bIsLow, Trans transB, float *c,
+               int64_t ldc, const float *bias, Epilogue act, const float *residual);
+void gemm_ex_lowp(Device &dev, LowPrecision p, Trans transA, Trans transB, int64_t m, int64_t n,
+                  int64_t k, const float *a, int64_t lda, const void *b, int64_t ldb,
+                  bool bIsLow, float *c, int64_t ldc, bool accumulate);
+/// out[i] = in[i] converted (to_bf16 / to_fp16 / to_float of bmrt/lowp.h).
+void convert(Device &dev, LowPrecision p, uint16_t *out, const float *in, int64_t n);
+void convert(Device &dev, LowPrecision p, float *out, const uint16_t *in, int64_t n);
 
 //===--- Row kernels (rows.cu): one block per row, CUB BlockReduce ---------===//
 

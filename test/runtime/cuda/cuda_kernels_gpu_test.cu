@@ -501,4 +501,36 @@ TEST_F(Gpu, SgdScaleAndGradientNorms) {
   expectNear(dg.get(dev().compute), g, 0.0f, "scale_inplace");
 }
 
+TEST_F(Gpu, ReducedPrecisionGemmsMatchTheHostsRoundedProducts) {
+  const int64_t m = 33, n = 40, k = 72;
+  auto a = randomVector(m * k, 72), b = randomVector(n * k, 73), bias = randomVector(n, 74),
+       res = randomVector(m * n, 75);
+  for (bmrt::LowPrecision p : {bmrt::LowPrecision::BF16, bmrt::LowPrecision::FP16}) {
+    std::vector<float> want(m * n), wantEx = res;
+    bmrt::gemm_lowp(host, p, m, n, k, a.data(), k, b.data(), k, Trans::T, want.data(), n,
+                    bias.data(), Epilogue::GeluTanh, res.data());
+    // The weight as 16-bit bits (the program's lowParams), transposed use.
+    std::vector<uint16_t> b16(b.size());
+    for (size_t i = 0; i < b.size(); i++)
+      b16[i] = p == bmrt::LowPrecision::BF16 ? bmrt::to_bf16(b[i]).bits
+                                             : bmrt::to_fp16(b[i]).bits;
+    bmrt::gemm_ex_lowp_w(host, p, Trans::N, Trans::N, m, n, k, a.data(), k, b16.data(), n,
+                         wantEx.data(), n, true);
+    DeviceVector<float> da(a), db(b), dbias(bias), dres(res), dc(std::vector<float>(m * n)),
+        dcEx(res);
+    DeviceVector<uint16_t> db16(b16);
+    cu::gemm_lowp(dev(), p, m, n, k, da.p, k, db.p, k, false, Trans::T, dc.p, n, dbias.p,
+                  Epilogue::GeluTanh, dres.p);
+    cu::gemm_ex_lowp(dev(), p, Trans::N, Trans::N, m, n, k, da.p, k, db16.p, n, true, dcEx.p, n,
+                     true);
+    expectNear(dc.get(dev().compute), want, 1e-4f, "gemm_lowp");
+    expectNear(dcEx.get(dev().compute), wantEx, 1e-4f, "gemm_ex_lowp_w");
+    // Conversions: the same bits as the host's.
+    std::vector<uint16_t> bits(b.size());
+    DeviceVector<uint16_t> dbits(bits);
+    cu::convert(dev(), p, dbits.p, db.p, (int64_t)b.size());
+    EXPECT_EQ(dbits.get(dev().compute), b16);
+  }
+}
+
 } // namespace

@@ -511,6 +511,19 @@ int bmb::driverMain(int argc, char **argv) {
     out->os() << "\n";
     out->keep();
   }
+  // The CUDA backend's kernels are fp32 (bf16/fp16 inputs included): an fp64
+  // program's double kernels would only fail in nvcc's link.
+  if (wantsExecutable && opts.target == "cuda") {
+    bool f64 = false;
+    module->walk([&](mlir::bmb::exec::ParamOp p) {
+      f64 |= llvm::cast<mlir::MemRefType>(p.getType()).getElementType().isF64();
+    });
+    if (f64) {
+      llvm::errs() << "bmbc: error: the cuda target has no fp64 kernels yet: this job computes "
+                      "in fp64 (precision = fp64); build it with --target=host\n";
+      return kExitNotImplemented;
+    }
+  }
   if (opts.emit == Emit::CUDA || wantsExecutable) {
     std::string source;
     llvm::raw_string_ostream os(source);

@@ -14,7 +14,7 @@
 // records the index in the device's error slot, and checkDeviceErrors
 // (device.h) reports it with the host kernels' message at the next
 // synchronisation. Not yet on the device (api_*.cpp refuse them by name):
-// MSE; fp64 programs (their double kernels) do not link.
+// MSE. fp64 programs are refused by bmbc for the cuda target.
 //
 //===----------------------------------------------------------------------===//
 #ifndef BMRT_CUDA_KERNELS_CUDA_H

@@ -106,11 +106,11 @@ std::string shapeOf(const Matmul &mm) {
 
 } // namespace
 
-void matmul(Device &dev, const Matmul &mm) {
+bool tryMatmul(Device &dev, const Matmul &mm) {
   if (mm.m < 0 || mm.n < 0 || mm.k < 0 || mm.batch < 1)
     fail("cuda matmul: bad shape (" + shapeOf(mm) + ")");
   if (mm.m == 0 || mm.n == 0)
-    return;
+    return true;
   if (mm.k == 0) // cuBLASLt rejects k = 0; c = beta * c (+ epilogue) is not needed by callers
     fail("cuda matmul: k = 0 (" + shapeOf(mm) + ")");
   // cuBLASLt's A is our b, its B our a (see the file comment).
@@ -141,10 +141,16 @@ void matmul(Device &dev, const Matmul &mm) {
   BMRT_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(dev.lt, desc.h, A.h, B.h, C.h, C.h, pref.h,
                                                    1, &result, &found));
   if (found == 0)
-    fail("cuda matmul: cuBLASLt has no algorithm for " + shapeOf(mm));
+    return false;
   BMRT_CUBLAS_CHECK(cublasLtMatmul(dev.lt, desc.h, &mm.alpha, mm.b, A.h, mm.a, B.h, &mm.beta,
                                    mm.c, C.h, mm.c, C.h, &result.algo, dev.workspace,
                                    dev.workspaceBytes, dev.compute));
+  return true;
+}
+
+void matmul(Device &dev, const Matmul &mm) {
+  if (!tryMatmul(dev, mm))
+    fail("cuda matmul: cuBLASLt has no algorithm for " + shapeOf(mm));
 }
 
 void gemm_epilogue(Device &dev, Matmul mm, Epilogue act, const float *residual) {
@@ -162,8 +168,9 @@ void gemm_epilogue(Device &dev, Matmul mm, Epilogue act, const float *residual) 
   }
   if (!residual && fusedAct) {
     mm.act = act;
-    matmul(dev, mm);
-    return;
+    if (tryMatmul(dev, mm))
+      return;
+    mm.act = Epilogue::None; // no algorithm with that epilogue here: the pass below
   }
   // An activation cuBLASLt lacks, or an activation followed by a residual:
   // bias in the matmul, then one pass. A residual aliasing c would be

@@ -58,6 +58,10 @@ struct Matmul {
 /// for (GeluErf, Silu, Tanh) are refused here: gemm() applies them with
 /// activation_residual after a bias-only matmul.
 void matmul(Device &dev, const Matmul &mm);
+/// matmul, but returns false instead of failing when cuBLASLt's heuristic
+/// offers no algorithm (an epilogue the GPU or type lacks: the caller falls
+/// back to a separate pass).
+bool tryMatmul(Device &dev, const Matmul &mm);
 
 /// mm (c fp32, ldc also the residual's) followed by bmrt::gemm's epilogue:
 /// c = act(mm + bias) + residual. Shared by the fp32 and reduced-input GEMMs.

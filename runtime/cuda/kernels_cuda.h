@@ -22,6 +22,7 @@
 
 #include "bmrt/kernels.h"
 #include "bmrt/lowp.h"
+#include "bmrt/sampling.h"
 #include "cuda/device.h"
 
 #include <library_types.h>
@@ -149,6 +150,15 @@ void rotary_forward(Device &dev, float *out, const float *x, const int32_t *pos,
                     int64_t heads, int64_t headDim, int64_t rowStride, float base);
 void rotary_backward(Device &dev, float *dx, const float *dout, const int32_t *pos, int64_t rows,
                      int64_t heads, int64_t headDim, int64_t rowStride, float base);
+
+//===--- Sampling (sampling.cu) --------------------------------------------===//
+
+/// The next token for a logits row [vocab] in device memory, drawn as
+/// bmrt::sampleToken does for greedy and temperature (the same Philox
+/// uniform at (seed, step)); one synchronisation, the token to the host.
+/// top_k and top_p are refused (not on the device yet).
+int32_t sample_token(Device &dev, const SamplingConfig &config, const float *logits,
+                     int64_t vocab, uint64_t step);
 
 //===--- Element-wise (elementwise_ops.cu) ---------------------------------===//
 

@@ -162,6 +162,15 @@ TEST(CudaNccl, DeterministicIsRefusedBeforeAnyLaunchOrGpu) {
             "order (drop the flag, or run the job built with --target=host)");
 }
 
+TEST(CudaSampling, TopKAndTopPAreRefusedOnTheDevice) {
+  bmrt::cuda::Device dev;
+  bmrt::SamplingConfig config;
+  config.mode = bmrt::SamplingMode::TopP;
+  EXPECT_EQ(errorOf([&] { bmrt::cuda::sample_token(dev, config, nullptr, 10, 0); }),
+            "sampling: top_p is not implemented on the cuda backend yet (greedy and "
+            "temperature are)");
+}
+
 TEST(CudaApi, ClipCoefficientIsTheHostFormula) {
   EXPECT_DOUBLE_EQ(bmrt::clip_coefficient(2.0, 1.0), 1.0 / (2.0 + 1e-6));
   EXPECT_DOUBLE_EQ(bmrt::clip_coefficient(0.5, 1.0), 1.0);

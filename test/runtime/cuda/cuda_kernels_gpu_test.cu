@@ -12,6 +12,7 @@
 #include "bmrt/kernels.h"
 #include "bmrt/kernels_backward.h"
 #include "bmrt/lowp.h"
+#include "bmrt/sampling.h"
 #include "bmrt/skeletons.h"
 #include "bmrt/training.h"
 #include "cuda/device.h"
@@ -531,6 +532,37 @@ TEST_F(Gpu, ReducedPrecisionGemmsMatchTheHostsRoundedProducts) {
     cu::convert(dev(), p, dbits.p, db.p, (int64_t)b.size());
     EXPECT_EQ(dbits.get(dev().compute), b16);
   }
+}
+
+TEST_F(Gpu, SamplingGreedyAndTemperatureDrawTheHostsTokens) {
+  const int64_t V = 5003;
+  auto logits = randomVector(V, 76, 2.0f);
+  logits[4000] = logits[17] = 9.0f; // a tie for the argmax: the lower id wins
+  DeviceVector<float> dl(logits);
+  bmrt::SamplingConfig greedy;
+  bmrt::Sampler hs = bmrt::makeSampler(greedy, V);
+  EXPECT_EQ(cu::sample_token(dev(), greedy, dl.p, V, 0),
+            bmrt::sampleToken(host, hs, logits.data(), 0));
+  EXPECT_EQ(cu::sample_token(dev(), greedy, dl.p, V, 0), 17);
+  bmrt::SamplingConfig warm;
+  warm.mode = bmrt::SamplingMode::Temperature;
+  warm.temperature = 1.5;
+  warm.seed = 1234;
+  bmrt::Sampler ws = bmrt::makeSampler(warm, V);
+  for (uint64_t step = 0; step < 20; step++)
+    EXPECT_EQ(cu::sample_token(dev(), warm, dl.p, V, step),
+              bmrt::sampleToken(host, ws, logits.data(), step))
+        << "step " << step;
+  logits[77] = NAN;
+  logits[3000] = INFINITY;
+  DeviceVector<float> bad(logits);
+  std::string msg;
+  try {
+    cu::sample_token(dev(), warm, bad.p, V, 0);
+  } catch (const bmrt::Error &e) {
+    msg = e.what();
+  }
+  EXPECT_EQ(msg, "the model produced an invalid logit (nan) for token 77");
 }
 
 } // namespace

@@ -1,8 +1,7 @@
 //===- cuda/api_kernels.cpp - bmrt/kernels*.h on the GPU ------------------===//
 //
 // The kernel API of emitted programs (float; api.h says why) for the CUDA
-// backend: each call goes to its device kernel on ctx.device, or fails by
-// name when there is none yet (the list is in runtime/cuda/README.md).
+// backend: each call goes to its device kernel on ctx.device.
 // A bad token id is reported at the app's next checkDeviceErrors
 // (kernels_cuda.h), not here: checking would synchronise every call.
 //
@@ -24,16 +23,9 @@ Device &deviceOf(Context &ctx) {
   return *ctx.device;
 }
 
-void notOnDevice(const char *kernel) {
-  fail(std::string(kernel) +
-       " is not implemented on the cuda backend yet (issue 7; runtime/cuda/README.md lists "
-       "the device kernels): build the job with --target=host");
-}
-
 } // namespace cuda
 
 using cuda::deviceOf;
-using cuda::notOnDevice;
 
 //===--- Forward kernels (kernels.h) ---------------------------------------===//
 

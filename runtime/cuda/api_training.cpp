@@ -2,8 +2,7 @@
 //
 // The training calls of emitted programs for the CUDA backend (api.h):
 // losses, optimizers, gradient norms, partitions and the mixed-precision
-// GEMMs run on the device; MSE fails by name until its device kernel exists
-// (runtime/cuda/README.md).
+// GEMMs, all on the device.
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/comm.h"
@@ -20,7 +19,6 @@
 namespace bmrt {
 
 using cuda::deviceOf;
-using cuda::notOnDevice;
 
 template <>
 void fused_classifier_forward_backward<float>(Context &ctx, float *losses, float *dlogits,
@@ -33,9 +31,10 @@ void fused_classifier_forward_backward<float>(Context &ctx, float *losses, float
 }
 
 template <>
-void mse_forward_backward<float>(Context &, float *, float *, const float *, const float *,
-                                 int64_t, double) {
-  notOnDevice("mse_forward_backward");
+void mse_forward_backward<float>(Context &ctx, float *loss, float *dpred, const float *pred,
+                                 const float *target, int64_t n, double dlossScale) {
+  ProfileScope profile(ctx, KernelKind::Loss);
+  cuda::mse_forward_backward(deviceOf(ctx), loss, dpred, pred, target, n, dlossScale);
 }
 
 template <>

@@ -13,8 +13,7 @@
 // classes) cannot throw inside a kernel: the kernel leaves that row at zero,
 // records the index in the device's error slot, and checkDeviceErrors
 // (device.h) reports it with the host kernels' message at the next
-// synchronisation. Not yet on the device (api_*.cpp refuse them by name):
-// MSE. fp64 programs are refused by bmbc for the cuda target.
+// synchronisation. fp64 programs are refused by bmbc for the cuda target.
 //
 //===----------------------------------------------------------------------===//
 #ifndef BMRT_CUDA_KERNELS_CUDA_H
@@ -128,6 +127,11 @@ void fused_classifier_forward_backward(Device &dev, float *losses, float *dlogit
                                        const float *logits, const int32_t *targets,
                                        int64_t rows, int64_t V, int64_t ignoreIndex,
                                        double dlossScale);
+
+/// training.h's MSE: *loss (device) = mean squared error, in double; one
+/// block (the outputs it serves are small: a regression head).
+void mse_forward_backward(Device &dev, float *loss, float *dpred, const float *pred,
+                          const float *target, int64_t n, double dlossScale);
 
 //===--- Attention (attention.cu): batched GEMMs, fused masked softmax ----===//
 

@@ -163,6 +163,23 @@ __global__ void classifierKernel(float *losses, float *dlogits, const float *log
 }
 
 // Rows are a grid dimension (< 2^31) and so are their chunks (< 2^16).
+// One block: loss = sum((pred - target)^2) / n in double, dpred alongside
+// (each thread reads pred[i] before writing dpred[i], which may alias it).
+__global__ void mseKernel(float *loss, float *dpred, const float *pred, const float *target,
+                          int64_t n, double gradScale) {
+  __shared__ RowsD::Storage shared;
+  double part = 0;
+  for (int64_t i = threadIdx.x; i < n; i += kThreads) {
+    const double diff = (double)pred[i] - (double)target[i];
+    part += diff * diff;
+    if (dpred)
+      dpred[i] = (float)(diff * gradScale);
+  }
+  const double sum = RowsD::sum(part, shared);
+  if (threadIdx.x == 0)
+    *loss = (float)(sum / (double)n);
+}
+
 void checkShape(const char *what, int64_t rows, int64_t C) {
   if (rows < 0 || C < 1 || rows >= 65535 * kRowChunk)
     fail(std::string(what) + ": needs 0 <= rows < 2097120 and C >= 1 (got rows " +
@@ -272,6 +289,17 @@ void fused_classifier_forward_backward(Device &dev, float *losses, float *dlogit
   classifierKernel<<<(unsigned)rows, kThreads, 0, dev.compute>>>(
       losses, dlogits, logits, targets, V, ignoreIndex, dlossScale, dev.errors);
   BMRT_CUDA_CHECK_LAUNCH("classifierKernel");
+}
+
+void mse_forward_backward(Device &dev, float *loss, float *dpred, const float *pred,
+                          const float *target, int64_t n, double dlossScale) {
+  if (n < 1)
+    fail("mse_forward_backward: needs n >= 1 (got " + std::to_string(n) + ")");
+  if (!loss || !pred || !target)
+    fail("mse_forward_backward: null loss, pred or target");
+  mseKernel<<<1, kThreads, 0, dev.compute>>>(loss, dpred, pred, target, n,
+                                             2.0 * dlossScale / (double)n);
+  BMRT_CUDA_CHECK_LAUNCH("mseKernel");
 }
 
 } // namespace bmrt::cuda

@@ -95,16 +95,6 @@ TEST(CudaBuffers, TrainProgramsPlanGradsAndOptimizerState) {
   EXPECT_EQ(roles[5].bytes, 20u);
 }
 
-TEST(CudaApi, KernelsWithoutADeviceFormSayWhichAndWhatToDo) {
-  Context ctx;
-  EXPECT_EQ(errorOf([&] {
-              bmrt::mse_forward_backward<float>(ctx, nullptr, nullptr, nullptr, nullptr, 1, 1);
-            }),
-            "mse_forward_backward is not implemented on the cuda backend yet (issue 7; "
-            "runtime/cuda/README.md lists the device kernels): build the job with "
-            "--target=host");
-}
-
 // Shapes the device kernels refuse before launching anything.
 TEST(CudaApi, ShapeRefusalsNameTheKernelAndTheLimit) {
   bmrt::cuda::Device dev;

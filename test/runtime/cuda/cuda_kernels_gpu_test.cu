@@ -565,4 +565,15 @@ TEST_F(Gpu, SamplingGreedyAndTemperatureDrawTheHostsTokens) {
   EXPECT_EQ(msg, "the model produced an invalid logit (nan) for token 77");
 }
 
+TEST_F(Gpu, MseLossAndGradientInPlace) {
+  const int64_t n = 3001;
+  auto pred = randomVector(n, 77), target = randomVector(n, 78);
+  std::vector<float> d = pred, loss(1);
+  bmrt::mse_forward_backward<float>(host, loss.data(), d.data(), d.data(), target.data(), n, 0.5);
+  DeviceVector<float> dp(pred), dt(target), dl(std::vector<float>(1, 0.0f));
+  cu::mse_forward_backward(dev(), dl.p, dp.p, dp.p, dt.p, n, 0.5);
+  expectNear(dl.get(dev().compute), loss, 1e-6f, "mse loss");
+  expectNear(dp.get(dev().compute), d, 1e-6f, "mse dpred");
+}
+
 } // namespace

@@ -110,7 +110,7 @@ void Emitter::emitTrainEntry(func::FuncOp f) {
      << "void " << f.getName() << "(Context &ctx, const Buffers &buf, StepArgs &args) {\n"
      << "  const Params P = paramsOf(buf);\n  const State S = stateOf(buf);\n"
      << "  const Grads G = gradsOf(buf);\n"
-     << "  char *act = (char *)buf.activations;\n"
+     << "  [[maybe_unused]] char *act = (char *)buf.activations;\n"
      << "  (void)P; (void)S; (void)G; (void)act; (void)args;\n";
   emitBody(f.getBody().front());
   os << "}\n\n";

@@ -64,6 +64,56 @@ std::optional<SmallVector<StringRef>> declaredFields(DictionaryAttr data) {
   return fields;
 }
 
+/// Soft token k is id vocab + k: the token embedding (the bmb.embedding
+/// whose ids are @forward's `tokens`, followed through layer boundaries)
+/// becomes a bmb.soft_embedding that reads @prompt.soft for those ids.
+/// Anything else that reads the tokens would see ids past the vocabulary:
+/// an error naming it.
+LogicalResult readSoftTokens(JobOp job, ModelOp model) {
+  auto forward = model.lookupSymbol<func::FuncOp>("forward");
+  if (!forward || forward.getNumArguments() == 0)
+    return job.emitError("bmb-lower-prompts: soft tokens need the token ids input of model @")
+           << model.getSymName() << "'s @forward";
+  unsigned tokensIndex = 0;
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+    if (auto n = forward.getArgAttrOfType<StringAttr>(i, "bmb.name"); n && n.getValue() == "tokens")
+      tokensIndex = i;
+  auto soft = model.lookupSymbol<ParamOp>("prompt.soft");
+  SmallVector<Value> worklist{forward.getArgument(tokensIndex)};
+  int64_t rewritten = 0;
+  while (!worklist.empty()) {
+    Value tokens = worklist.pop_back_val();
+    for (OpOperand &use : llvm::make_early_inc_range(tokens.getUses())) {
+      Operation *user = use.getOwner();
+      if (auto layer = dyn_cast<LayerOp>(user)) {
+        worklist.push_back(layer.getBodyBlock()->getArgument(use.getOperandNumber()));
+        continue;
+      }
+      auto e = dyn_cast<EmbeddingOp>(user);
+      if (!e || e.getIds() != tokens) {
+        InFlightDiagnostic d = job.emitError("bmb-lower-prompts: tune job @")
+                               << job.getSymName() << " has soft tokens (ids >= vocab), which only "
+                               << "the token embedding may read, but '" << user->getName()
+                               << "' reads the token ids too";
+        d.attachNote(user->getLoc()) << "the op reading the token ids";
+        return d;
+      }
+      OpBuilder b(e);
+      Value table = b.create<ParamGetOp>(e.getLoc(), soft, ValueRange{});
+      auto r = b.create<SoftEmbeddingOp>(e.getLoc(), e.getResult().getType(), e.getIds(),
+                                         e.getWeight(), table);
+      e.getResult().replaceAllUsesWith(r.getResult());
+      e.erase();
+      ++rewritten;
+    }
+  }
+  if (rewritten == 0)
+    return job.emitError("bmb-lower-prompts: tune job @")
+           << job.getSymName() << " has soft tokens, but no bmb.embedding of model @"
+           << model.getSymName() << " reads its token ids";
+  return success();
+}
+
 struct LowerPromptsPass : mlir::bmb::impl::LowerPromptsPassBase<LowerPromptsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -203,12 +253,18 @@ struct LowerPromptsPass : mlir::bmb::impl::LowerPromptsPassBase<LowerPromptsPass
         if (model.lookupSymbol(name))
           return err() << "model @" << job.getModel() << " already has a parameter @" << name;
         OpBuilder mb = OpBuilder::atBlockBegin(&model.getBody().front());
-        mb.create<ParamOp>(job.getLoc(), name,
-                           RankedTensorType::get({rows, *dim}, mb.getF32Type()),
-                           InitAttr::get(mb.getContext(), InitKind::Normal, 0.02), false, 0);
+        auto p = mb.create<ParamOp>(job.getLoc(), name,
+                                    RankedTensorType::get({rows, *dim}, mb.getF32Type()),
+                                    InitAttr::get(mb.getContext(), InitKind::Normal, 0.02),
+                                    false, 0);
+        // Like a delta's: a backbone checkpoint lacks it (ParamInfo::delta),
+        // and the delta checkpoint holds it.
+        p->setAttr("bmb.delta", mb.getUnitAttr());
         return success();
       };
       if (!softInit.empty() && failed(addParam("prompt.soft", softInit.size())))
+        return failure();
+      if (!softInit.empty() && failed(readSoftTokens(job, model)))
         return failure();
       if (softVerbalizer && failed(addParam("prompt.labels", verb.getLabels().size())))
         return failure();

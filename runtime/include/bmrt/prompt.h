@@ -94,6 +94,17 @@ labelWordIds(const PromptVerbalizer &v, const PromptTemplate &t, const Tokenizer
 /// soft-token order; the embedding row starts as their mean.
 std::vector<std::vector<int32_t>> softInitIds(const PromptTemplate &t, const Tokenizer &tok);
 
+namespace json {
+struct Value;
+}
+
+/// A prompt plan in the JSON shape of the `bmb.prompt` attribute
+/// (docs/tuning.md: segments, truncate, max_len, labels, verbalizers with
+/// their words, one per mask, or one top-level "words"). Fails naming
+/// `where` on a missing or mistyped field.
+void readPromptPlan(const json::Value &plan, const std::string &where, PromptTemplate &t,
+                    std::vector<PromptVerbalizer> &verbalizers);
+
 /// The tokenizer's mask token ([MASK] or <mask>); none for a causal LM's.
 std::optional<int32_t> maskTokenId(const Tokenizer &tok);
 

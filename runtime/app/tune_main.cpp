@@ -267,7 +267,8 @@ EvalResult TuneRun::evaluate(const Buffers &buf, const std::vector<TuneExample> 
   return r;
 }
 
-// The evaluation on stdout (key value lines, the last of a run), stderr and the log.
+// An evaluation on stderr (and the log); the last of a run (no progress
+// line: --eval-only, the end) also on stdout, as `key value` lines.
 void TuneRun::report(const EvalResult &r, int64_t step, double elapsed, Progress *progress) {
   int64_t hits = 0;
   for (const TuneExample &e : val_examples_)
@@ -295,6 +296,8 @@ void TuneRun::report(const EvalResult &r, int64_t step, double elapsed, Progress
                  fmt("%.17g", baseline) + ", \"examples\": " +
                  std::to_string(r.metrics.examples) + ", \"elapsed\": " + fmt("%.17g", elapsed) +
                  "}");
+  if (progress)
+    return;
   std::printf("loss %.17g\naccuracy %.17g\nmacro_f1 %.17g\nmajority_accuracy %.17g\nexamples %lld\n",
               r.loss, r.metrics.accuracy, r.metrics.macroF1, baseline,
               (long long)r.metrics.examples);

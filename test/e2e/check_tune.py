@@ -228,8 +228,8 @@ def class_scores(s, probs, valid, calibration):
     scores = 0
     for m in range(probs.shape[1]):
         p = probs[:, m]
-        if s.job["calibrate"][m]:
-            p = p / calibration[m]
+        if s.job["calibrate"][m]:  # padded words (probability 0) keep divisor 1
+            p = p / torch.where(valid[m] > 0, calibration[m], torch.ones_like(calibration[m]))
             p = p / p.sum(dim=(1, 2), keepdim=True)
         lp = torch.log(p + 1e-15) * valid[m]
         scores = scores + lp.sum(-1) / valid[m].sum(-1)
@@ -414,7 +414,7 @@ def check_bad_inputs(fails, g, b):
     if mpirun:
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                    OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1")
-        p = subprocess.run([mpirun, "-np", "2"] + base + ["--data", good], env=env,
+        p = subprocess.run([mpirun, "-np", "2"] + base + ["--data", good], env=env, cwd=g.dir,
                            capture_output=True, timeout=300)
         refused(fails, "two ranks", p, 2, "one process")
     else:

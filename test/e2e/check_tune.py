@@ -31,9 +31,10 @@ and the cross-entropy over the classes.
               weights were bit-identical when it was saved) and evaluates;
               20 steps + --resume + 20 steps give the bit-identical deltas.
   bad-inputs  a data line without the template's field, a label that is not
-              a class, a label word the tokenizer cannot spell, a delta
-              checkpoint of another backbone, several ranks: each a clear
-              error and a non-zero exit.
+              a class, a label word the tokenizer cannot spell or that needs
+              more than 8 tokens, a delta checkpoint of another backbone, an
+              unknown flag, several ranks: each a clear error and a non-zero
+              exit.
 """
 
 import json
@@ -60,7 +61,7 @@ JOBS = {
     "gpt2": dict(exe="e2e_tune_gpt2", config="gpt2-nano", batch=4, seq=48,
                  reduce=["first", "mean"], calibrate=[False, True]),
     "bert": dict(exe="e2e_tune_bert", config="bert-tiny", batch=4, seq=32,
-                 reduce=["max"], calibrate=[True]),
+                 reduce=["max"], calibrate=[True], label_first=True),
 }
 LABELS = ["negative", "positive"]
 GRAD_EXAMPLES = [("the film was fine", "positive"), ("a dull and slow story", "negative"),
@@ -73,10 +74,10 @@ def save_file(tensors, path):
          metadata={"format": "pt"})
 
 
-def write_tsv(path, rows):
+def write_tsv(path, rows, label_first=False):
     with open(path, "w") as f:
         for text, label in rows:
-            f.write("%s\t%s\n" % (text, label))
+            f.write(("%s\t%s\n" % (label, text)) if label_first else ("%s\t%s\n" % (text, label)))
 
 
 class Setup:
@@ -265,7 +266,7 @@ def reference(s, examples):
 
 def check_grads(fails, s):
     data = os.path.join(s.dir, "grads.tsv")
-    write_tsv(data, GRAD_EXAMPLES)
+    write_tsv(data, GRAD_EXAMPLES, s.job.get("label_first", False))
     grads, log = os.path.join(s.dir, "grads.safetensors"), os.path.join(s.dir, "grads.jsonl")
     if not s.run(fails, s.family + " one step", "--data", data, "--val-fraction", "0",
                  "--steps", "1", "--lr", "0", "--dump-grads", grads, "--log", log,
@@ -373,26 +374,38 @@ def check_bad_inputs(fails, g, b):
     bad = os.path.join(g.dir, "bad.tsv")
     with open(bad, "w") as f:
         f.write("a fine film\tpositive\njust one column\n")
-    refused(fails, "a line without text_a and label", harness.run(base + ["--data", bad]), 1,
-            "bad.tsv:2")
+    refused(fails, "a line without its label column", harness.run(base + ["--data", bad]), 1,
+            "bad.tsv:2", "label")
     write_tsv(bad, [("a fine film", "positive"), ("so so", "neutral")])
     refused(fails, "a label that is not a class", harness.run(base + ["--data", bad]), 1,
             "bad.tsv:2", "neutral")
-    # A WordPiece vocabulary without 'b': "bad" and "terrible" are [UNK].
-    vocab_dir = os.path.join(b.dir, "no-b")
-    os.makedirs(vocab_dir, exist_ok=True)
-    letters = [c for c in "acdefghijklmnopqrstuvwxyz"]
-    with open(os.path.join(vocab_dir, "vocab.txt"), "w") as f:
-        f.write("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "."] + letters +
-                          ["##" + c for c in letters]) + "\n")
+    # WordPiece vocabularies of single letters: without 'b', "bad" and
+    # "terrible" are [UNK]; with every letter, "wonderful" is 9 tokens (K = 8).
     from transformers import BertTokenizerFast
-    BertTokenizerFast(vocab_file=os.path.join(vocab_dir, "vocab.txt"),
-                      do_lower_case=True).save_pretrained(vocab_dir)
     good = os.path.join(b.dir, "good.tsv")
-    write_tsv(good, GRAD_EXAMPLES)
-    refused(fails, "a label word the tokenizer cannot spell",
-            harness.run([b.exe, "--tokenizer", vocab_dir, "--load", b.backbone, "--steps", "1",
-                         "--data", good] + THREADS), 1, "terrible")
+    write_tsv(good, GRAD_EXAMPLES, label_first=True)
+    # The BERT job reads label = 0, text_a = 1: a line with the label alone
+    # lacks the template's field.
+    nofield = os.path.join(b.dir, "nofield.tsv")
+    with open(nofield, "w") as f:
+        f.write("positive\tgreat acting\nnegative\n")
+    refused(fails, "a line without the template's field text_a",
+            harness.run([b.exe, "--tokenizer", b.tokenizer, "--load", b.backbone, "--steps", "1",
+                         "--data", nofield] + THREADS), 1, "nofield.tsv:2", "text_a")
+    for name, alphabet, needles in (("no-b", "acdefghijklmnopqrstuvwxyz", ("terrible", "[UNK]")),
+                                    ("letters", "abcdefghijklmnopqrstuvwxyz",
+                                     ("wonderful", "9 tokens", "at most 8"))):
+        vocab_dir = os.path.join(b.dir, name)
+        os.makedirs(vocab_dir, exist_ok=True)
+        letters = list(alphabet)
+        with open(os.path.join(vocab_dir, "vocab.txt"), "w") as f:
+            f.write("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "."] + letters +
+                              ["##" + c for c in letters]) + "\n")
+        BertTokenizerFast(vocab_file=os.path.join(vocab_dir, "vocab.txt"),
+                          do_lower_case=True).save_pretrained(vocab_dir)
+        refused(fails, "label words with tokenizer " + name,
+                harness.run([b.exe, "--tokenizer", vocab_dir, "--load", b.backbone, "--steps",
+                             "1", "--data", good] + THREADS), 1, *needles)
     # A delta checkpoint of another backbone.
     write_tsv(good, GRAD_EXAMPLES)
     save = os.path.join(g.dir, "one-step")

@@ -26,18 +26,19 @@ struct TuneFlags {
   std::optional<double> valFraction;    // --val-fraction (default 0.1; 0 with --val)
   std::optional<int64_t> steps;         // --steps (else the job's, else 100)
   std::optional<double> lr;             // --lr (else the job's optimizer lr)
-  uint64_t seed = 0;                    // --seed: split, order, fresh deltas
+  std::optional<uint64_t> seed;         // --seed: split, order, fresh deltas (default 0;
+                                        // a resumed run keeps its own)
   std::optional<std::string> load;      // --load PATH: the backbone (else the job's `from`)
   std::optional<std::string> loadDelta; // --load-delta FILE: trained deltas over it
   std::optional<std::string> save;      // --save DIR
-  int64_t saveEvery = 0;
+  int64_t saveEvery = 0;                // 0: the job's save_every (with --save)
   bool resume = false;
-  int64_t evalEvery = 0;
+  int64_t evalEvery = 0;                // 0: the job's eval_every (with held-out examples)
   bool evalOnly = false;
   std::optional<std::string> log;       // --log FILE (JSONL)
   std::optional<std::string> tokenizer; // --tokenizer DIR|byte
   std::optional<std::string> dumpGrads; // --dump-grads FILE: step 1's gradients
-  int64_t printEvery = 10;
+  std::optional<int64_t> printEvery;    // else the job's log_every, else 10
   int threads = 0;
   bool info = false;
   bool help = false;

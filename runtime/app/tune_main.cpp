@@ -110,6 +110,7 @@ private:
   const TuneInfo &tune_;
   Context ctx_;
   int threads_ = 1;
+  uint64_t seed_ = 0;
   TunePrompt prompt_;
   std::vector<TuneExample> train_examples_, val_examples_;
   std::vector<int32_t> trainLabels_;
@@ -199,7 +200,7 @@ void TuneRun::readData(const Tokenizer &tok) {
     if (held >= n)
       fail(source.path + " has " + std::to_string(n) + " examples: too few to hold out " +
            std::to_string(held) + " (lower --val-fraction or pass --val FILE)");
-    const std::vector<int64_t> p = permutation(n, flags_.seed, 0x5eed);
+    const std::vector<int64_t> p = permutation(n, seed_, 0x5eed);
     for (int64_t i = 0; i < n; ++i)
       (i < n - held ? train : val).push_back(all[(size_t)p[(size_t)i]]);
   }
@@ -311,7 +312,7 @@ double TuneRun::step(const Buffers &buf, int64_t s) {
   for (int64_t b = 0; b < B; ++b) {
     const int64_t pos = (s - 1) * B + b, epoch = pos / N;
     if (epoch != epoch_) {
-      order_ = permutation(N, flags_.seed, (uint64_t)epoch + 1);
+      order_ = permutation(N, seed_, (uint64_t)epoch + 1);
       epoch_ = epoch;
     }
     batch[(size_t)b] = &train_examples_[(size_t)order_[(size_t)(pos % N)]];
@@ -320,7 +321,7 @@ double TuneRun::step(const Buffers &buf, int64_t s) {
   writeTuneInputs(program_, e, buf, batch.data(), B, prompt_, calibration_);
   StepArgs args;
   args.step = s;
-  args.seed = flags_.seed;
+  args.seed = seed_;
   args.dlossScale = 1.0 / (double)B;
   e.fn(ctx_, buf, args);
   const std::vector<double> losses = readTuneOutput(e, buf, "losses");
@@ -345,13 +346,14 @@ int TuneRun::run() {
   ctx_.comm = comm.get();
   ProgramBuffers buffers(program_);
   const Buffers &buf = buffers.get();
+  seed_ = flags_.seed ? *flags_.seed : 0;
 
   // The backbone, with fresh deltas (and prompt params) over it.
   const std::string backbone = flags_.load ? *flags_.load : program_.from;
   if (backbone.empty())
     throw UsageError(std::string("job ") + program_.job +
                      " names no backbone (`from`): pass --load PATH");
-  initDeltaParams(program_, buf.params, flags_.seed);
+  initDeltaParams(program_, buf.params, seed_);
   LoadReport loaded = loadCheckpoint(backbone, program_, buf.params);
   std::unique_ptr<Tokenizer> tok = makeTokenizer(backbone);
   prompt_ = readTunePrompt(program_, *tok);
@@ -360,7 +362,7 @@ int TuneRun::run() {
                                      tune_.softParam) != loaded.freshDeltas.end())
     initSoftTokens(buf, *tok);
   std::string start = "backbone " + loaded.file + ", fresh deltas (seed " +
-                      std::to_string(flags_.seed) + ")";
+                      std::to_string(seed_) + ")";
   if (flags_.loadDelta) {
     LoadReport d = loadDeltaCheckpoint(*flags_.loadDelta, program_, buf.params);
     start = "backbone " + loaded.file + ", deltas from " + d.file;
@@ -370,9 +372,10 @@ int TuneRun::run() {
   if (flags_.resume) {
     std::string path;
     if (std::optional<TuneState> s = loadTuneCheckpoint(*flags_.save, program_, buf, &path)) {
-      if (s->seed != flags_.seed)
-        throw UsageError("--seed " + std::to_string(flags_.seed) + " differs from the resumed " +
+      if (flags_.seed && *flags_.seed != s->seed)
+        throw UsageError("--seed " + std::to_string(*flags_.seed) + " differs from the resumed " +
                          "run's " + std::to_string(s->seed) + " (a resumed run keeps its settings)");
+      seed_ = s->seed;
       startStep = s->step;
       if (s->calibration.size() == calibration_.size())
         calibration_ = s->calibration;
@@ -407,9 +410,18 @@ int TuneRun::run() {
                (long long)train_.seq, (long long)tune_.numLabels, (long long)tune_.numMasks,
                start.c_str(), dataDescription_.c_str(), (long long)startStep,
                (long long)totalSteps, lr, threads_);
+  // The job's eval_every / save_every / log_every are the defaults where they
+  // apply (evaluation needs held-out examples, saving --save).
+  const int64_t evalEvery = flags_.evalEvery ? flags_.evalEvery
+                            : val_examples_.empty() ? 0 : train_.evalEvery;
+  if (flags_.evalEvery && val_examples_.empty())
+    throw UsageError("--eval-every needs held-out examples: pass --val FILE or --val-fraction F > 0");
+  const int64_t saveEvery = flags_.saveEvery ? flags_.saveEvery : flags_.save ? train_.saveEvery : 0;
+  const int64_t printEvery = flags_.printEvery ? *flags_.printEvery
+                             : train_.logEvery ? train_.logEvery : 10;
   if (flags_.log)
     log_ = std::make_unique<MetricsLog>(*flags_.log, startStep > 0);
-  Progress progress(stderr, startStep, totalSteps, flags_.printEvery);
+  Progress progress(stderr, startStep, totalSteps, printEvery);
   const double t0 = now();
   double loss = NAN;
   int64_t s = startStep;
@@ -417,7 +429,7 @@ int TuneRun::run() {
   auto save = [&]() {
     TuneState st;
     st.step = s;
-    st.seed = flags_.seed;
+    st.seed = seed_;
     st.loss = loss;
     st.calibration = calibration_;
     saved = saveTuneCheckpoint(*flags_.save, program_, buf, st);
@@ -436,7 +448,7 @@ int TuneRun::run() {
            "; stopped without saving");
     StepArgs args;
     args.step = next;
-    args.seed = flags_.seed;
+    args.seed = seed_;
     args.lr = lr * lr_multiplier((LrSchedule)train_.schedule, next - 1, train_.warmup,
                                  totalSteps, 0.5);
     train_.optimizerStep.fn(ctx_, buf, args);
@@ -452,9 +464,9 @@ int TuneRun::run() {
     progress.step(m);
     if (log_)
       log_->step(m);
-    if (flags_.evalEvery && s % flags_.evalEvery == 0 && s < totalSteps && !val_examples_.empty())
+    if (evalEvery && s % evalEvery == 0 && s < totalSteps)
       report(evaluate(buf, val_examples_), s, now() - t0, &progress);
-    if (flags_.saveEvery && s % flags_.saveEvery == 0 && s < totalSteps) {
+    if (saveEvery && s % saveEvery == 0 && s < totalSteps) {
       save();
       progress.message("saved " + saved);
     }

@@ -218,12 +218,21 @@ LogicalResult buildTuneLoss(JobOp job, ModelOp model, func::FuncOp forward) {
   int64_t W = 1;
   SmallVector<Attribute> reduce;
   OpBuilder b(forward);
+  bool soft = false;
   for (Attribute a : verbs) {
     auto v = cast<DictionaryAttr>(a);
-    if (auto soft = v.getAs<BoolAttr>("soft"); soft && soft.getValue())
-      return fail() << "the soft verbalizer '" << v.getAs<StringAttr>("name").getValue()
-                    << "' (soft = true) is not implemented yet; use a manual verbalizer "
-                       "(label words)";
+    auto flag = [&](StringRef key) {
+      auto f = v.getAs<BoolAttr>(key);
+      return f && f.getValue();
+    };
+    if (flag("soft")) {
+      // bmb-lower-prompts allows a soft verbalizer with one mask only.
+      if (flag("calibrate"))
+        return fail() << "the soft verbalizer '" << v.getAs<StringAttr>("name").getValue()
+                      << "' has calibrate = true, but calibration divides label-word "
+                         "probabilities and a soft verbalizer has none (remove calibrate)";
+      soft = true;
+    }
     auto red = v.getAs<StringAttr>("reduce");
     reduce.push_back(red ? red : b.getStringAttr("mean")); // the verbalizer's default
     if (auto words = v.getAs<ArrayAttr>("words"))
@@ -255,6 +264,18 @@ LogicalResult buildTuneLoss(JobOp job, ModelOp model, func::FuncOp forward) {
                   << " must come from a vocabulary head (lm_head, or a Linear layer) at the end "
                      "of @forward: the verbalizer reads the head's rows of the label words";
   }
+  // What the tune program's table needs that the IR no longer says after
+  // lowering: the head's weight (its rows score the vocabulary and start a
+  // soft verbalizer) and the label words' shape (LowerTune.cpp, TuneInfo).
+  auto headParam = head->weight.getDefiningOp<ParamGetOp>();
+  job->setAttr("bmb.tune", b.getDictionaryAttr({
+                               b.getNamedAttr("head", b.getStringAttr(
+                                                          headParam ? headParam.getParam() : "")),
+                               b.getNamedAttr("masks", b.getI64IntegerAttr(M)),
+                               b.getNamedAttr("labels", b.getI64IntegerAttr(C)),
+                               b.getNamedAttr("words", b.getI64IntegerAttr(W)),
+                               b.getNamedAttr("word_tokens", b.getI64IntegerAttr(kMaxWordTokens)),
+                           }));
   Type elem = cast<RankedTensorType>(head->weight.getType()).getElementType();
   Type i32 = b.getI32Type();
   auto addArg = [&](StringRef name, Type t) {
@@ -266,10 +287,33 @@ LogicalResult buildTuneLoss(JobOp job, ModelOp model, func::FuncOp forward) {
   };
   Value maskPos = addArg("mask_pos", RankedTensorType::get({B, M}, i32));
   Value labels = addArg("labels", RankedTensorType::get({B}, i32));
+  auto hiddenType = cast<RankedTensorType>(head->input.getType());
+  if (soft) {
+    // OpenPrompt's SoftVerbalizer: the head's last layer is replaced by a
+    // trained [C, D] one (@prompt.labels, bias-free): scores = h_mask . L^T,
+    // then the cross-entropy over the classes.
+    auto labelsParam = model.lookupSymbol<ParamOp>("prompt.labels");
+    if (!labelsParam) {
+      loss.erase();
+      return fail() << "a soft verbalizer reads @prompt.labels (run bmb-lower-prompts first)";
+    }
+    Location loc = head->op->getLoc();
+    Value rows = b.create<GatherRowsOp>(
+        loc, RankedTensorType::get({B * M, hiddenType.getDimSize(2)}, hiddenType.getElementType()),
+        head->input, maskPos);
+    Value table = b.create<ParamGetOp>(loc, labelsParam, ValueRange{});
+    Value scores = b.create<LinearOp>(loc, rows, table, Value());
+    Value value = b.create<CrossEntropyOp>(loc, scores, labels, kIgnoreIndex);
+    ret->setOperands({value, scores});
+    if (head->op->use_empty())
+      head->op->erase();
+    loss.setFunctionType(b.getFunctionType(body.getArgumentTypes(), ret.getOperandTypes()));
+    return success();
+  }
   Value words = addArg("label_words", RankedTensorType::get({M, C, W, kMaxWordTokens}, i32));
   Value calib = addArg("calibration", RankedTensorType::get({M, C, W}, elem));
 
-  auto hidden = cast<RankedTensorType>(head->input.getType());
+  auto hidden = hiddenType;
   int64_t V = cast<RankedTensorType>(head->weight.getType()).getDimSize(0);
   Location loc = head->op->getLoc();
   Value rows = b.create<GatherRowsOp>(

@@ -490,13 +490,13 @@ struct AutodiffPass : mlir::bmb::impl::AutodiffPassBase<AutodiffPass> {
     step.setSymName("train_step");
     Block &body = step.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
-    // The loss is the first result; a tune job's @loss also returns its
-    // verbalizer's scores and word probabilities, which get no gradient.
+    // The loss is the first result; a tune job's @loss also returns the
+    // class scores (and a manual verbalizer's word probabilities), outputs
+    // that get no gradient.
     Value value = ret.getNumOperands() >= 1 ? ret.getOperand(0) : Value();
-    bool verbalizer = value && value.getDefiningOp<VerbalizerLossOp>();
-    if (!value || (ret.getNumOperands() > 1 && !verbalizer) ||
-        (!verbalizer && !value.getDefiningOp<FusedClassifierOp>() &&
-         !value.getDefiningOp<CrossEntropyOp>()))
+    if (!value || (!value.getDefiningOp<VerbalizerLossOp>() &&
+                   !value.getDefiningOp<FusedClassifierOp>() &&
+                   !value.getDefiningOp<CrossEntropyOp>()))
       return loss.emitError("bmb-autodiff: @loss must return the result of "
                             "bmb.fused_classifier, bmb.cross_entropy or bmb.verbalizer_loss");
 

@@ -84,6 +84,7 @@ public:
 
   bool sawBidirectional = false;
   int64_t vocab = 0;
+  bool tune = false; // a tune job's entry: @loss also returns scores (and word_probs)
 
 private:
   ex::ProgramOp program;
@@ -155,7 +156,6 @@ private:
   LogicalResult lowerTrainOp(Operation *op, bool &handled);
   /// The same for the prompt-tuning ops (LowerTune.cpp).
   LogicalResult lowerTuneOp(Operation *op, bool &handled);
-  Value scoresBuffer, wordProbsBuffer; // a tune job's verbalizer_loss outputs
   LogicalResult lowerTrainRepeat(RepeatOp op);
   /// forward_backward's dropout with p > 0: a kernel drawing the mask.
   LogicalResult lowerTrainDropout(DropoutOp op);

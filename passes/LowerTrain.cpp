@@ -498,13 +498,12 @@ LogicalResult EntryLowering::lowerTrainRepeat(RepeatOp op) {
 }
 
 LogicalResult EntryLowering::lowerTrainReturn(func::ReturnOp ret) {
-  // A tune job's loss also returns the verbalizer's scores and word
-  // probabilities (bmb.verbalizer_loss); word_probs are evaluate's only.
-  bool tune = scoresBuffer && ret.getNumOperands() == 3 &&
-              lookup(ret.getOperand(1)) == scoresBuffer &&
-              lookup(ret.getOperand(2)) == wordProbsBuffer;
-  if (ret.getNumOperands() > 1 && !tune)
-    return ret.emitError("a train entry returns the loss only");
+  // A tune job's loss also returns the class scores and (a manual
+  // verbalizer's) word probabilities; word_probs are evaluate's only.
+  if (ret.getNumOperands() > (tune ? 3u : 1u))
+    return ret.emitError(tune ? "a tune entry returns the loss, the scores and the word "
+                                "probabilities only"
+                              : "a train entry returns the loss only");
   if (ret.getNumOperands() >= 1) {
     if (!lossBuffer || lookup(ret.getOperand(0)) != lossBuffer)
       return ret.emitError("the loss must be a bmb.fused_classifier's, a bmb.cross_entropy's "
@@ -512,12 +511,14 @@ LogicalResult EntryLowering::lowerTrainReturn(func::ReturnOp ret) {
     b.create<ex::OutputOp>(ret.getLoc(), b.getStringAttr("losses"), lossBuffer,
                            b.getI64IntegerAttr(-1));
   }
-  if (tune) {
-    b.create<ex::OutputOp>(ret.getLoc(), b.getStringAttr("scores"), scoresBuffer,
-                           b.getI64IntegerAttr(-1));
-    if (!backward)
-      b.create<ex::OutputOp>(ret.getLoc(), b.getStringAttr("word_probs"), wordProbsBuffer,
-                             b.getI64IntegerAttr(-1));
+  for (unsigned i = 1; i < ret.getNumOperands(); ++i) {
+    const char *name = i == 1 ? "scores" : "word_probs";
+    if (i == 2 && backward)
+      continue;
+    Value buf = lookup(ret.getOperand(i));
+    if (!buf || !buf.getDefiningOp<ex::AllocOp>())
+      return ret.emitError("the tune output '") << name << "' must be a buffer of its own";
+    b.create<ex::OutputOp>(ret.getLoc(), b.getStringAttr(name), buf, b.getI64IntegerAttr(-1));
   }
   if (source.getName() == "optimizer_step") {
     finishGradientCollectives(ret.getLoc());
@@ -574,6 +575,7 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
                   Entry{loss, "evaluate", false}}) {
     inlineLayers(e.src);
     EntryLowering lowering(program, e.src, /*prefill=*/false, seq, /*train=*/true);
+    lowering.tune = tune;
     if (failed(lowering.runTrain(e.name, e.backward)))
       return failure();
     vocab = std::max(vocab, lowering.vocab);

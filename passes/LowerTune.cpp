@@ -76,8 +76,8 @@ LogicalResult EntryLowering::lowerTuneOp(Operation *op, bool &handled) {
     int64_t examples = cast<RankedTensorType>(v.getLabels().getType()).getDimSize(0);
     Type elem = cast<MemRefType>(logits.getType()).getElementType();
     lossBuffer = b.create<ex::AllocOp>(loc, MemRefType::get({examples}, elem), IntegerAttr());
-    scoresBuffer = alloc(loc, v.getScores().getType());
-    wordProbsBuffer = alloc(loc, v.getWordProbs().getType());
+    Value scoresBuffer = alloc(loc, v.getScores().getType());
+    Value wordProbsBuffer = alloc(loc, v.getWordProbs().getType());
     Value scale = backward ? stepArg(loc, "dloss_scale") : Value();
     b.create<ex::VerbalizerLossOp>(loc, logits, lookup(v.getLabels()), lookup(v.getLabelWords()),
                                    lookup(v.getCalibration()), lossBuffer, scoresBuffer,
@@ -157,11 +157,10 @@ StringRef paramOf(Value v) {
 LogicalResult mlir::bmb::recordTune(JobOp job, ModelOp model, ex::ProgramOp program,
                                     func::FuncOp loss) {
   auto plan = job->getAttrOfType<DictionaryAttr>("bmb.prompt");
-  VerbalizerLossOp verbalizer;
-  loss.walk([&](VerbalizerLossOp v) { verbalizer = v; });
-  if (!plan || !verbalizer)
-    return job.emitError("a tune job is lowered from its bmb.prompt plan and a @loss ending in "
-                         "bmb.verbalizer_loss: run bmb-tune-pipeline");
+  auto shape = job->getAttrOfType<DictionaryAttr>("bmb.tune");
+  if (!plan || !shape)
+    return job.emitError("a tune job is lowered from its bmb.prompt plan and the bmb.tune "
+                         "attribute of bmb-attach-loss: run bmb-tune-pipeline");
   // The token embedding: the (soft) embedding whose ids are the tokens input.
   StringRef embedding;
   Value tokens = loss.getNumArguments() ? loss.getArgument(0) : Value();
@@ -171,11 +170,14 @@ LogicalResult mlir::bmb::recordTune(JobOp job, ModelOp model, ex::ProgramOp prog
     if (auto e = dyn_cast<EmbeddingOp>(op); e && e.getIds() == tokens && embedding.empty())
       embedding = paramOf(e.getWeight());
   });
-  StringRef head = paramOf(verbalizer.getWeight());
-  if (head.empty())
-    return verbalizer.emitError("the vocabulary head's weight of a tune job must be a parameter "
-                                "(its rows initialise a soft verbalizer)");
-  auto words = cast<RankedTensorType>(verbalizer.getLabelWords().getType()).getShape();
+  auto head = shape.getAs<StringAttr>("head");
+  if (!head || head.getValue().empty())
+    return job.emitError("the vocabulary head's weight of a tune job must be a parameter (its "
+                         "rows score the label words and initialise a soft verbalizer)");
+  auto dim = [&](StringRef key) {
+    auto a = shape.getAs<IntegerAttr>(key);
+    return a ? a.getInt() : 0;
+  };
   auto soft = model.lookupSymbol<ParamOp>("prompt.soft");
   auto labels = model.lookupSymbol<ParamOp>("prompt.labels");
   auto data = job.getSettings().get("data");
@@ -187,16 +189,16 @@ LogicalResult mlir::bmb::recordTune(JobOp job, ModelOp model, ex::ProgramOp prog
       b.getDictionaryAttr({
           b.getNamedAttr("prompt", str(toJson(plan))),
           b.getNamedAttr("data", str(data ? toJson(data) : "")),
-          b.getNamedAttr("num_masks", num(words[0])),
-          b.getNamedAttr("num_labels", num(words[1])),
-          b.getNamedAttr("max_words", num(words[2])),
-          b.getNamedAttr("max_word_tokens", num(words[3])),
+          b.getNamedAttr("num_masks", num(dim("masks"))),
+          b.getNamedAttr("num_labels", num(dim("labels"))),
+          b.getNamedAttr("max_words", num(dim("words"))),
+          b.getNamedAttr("max_word_tokens", num(dim("word_tokens"))),
           b.getNamedAttr("num_soft",
                          num(soft ? cast<RankedTensorType>(soft.getType()).getDimSize(0) : 0)),
           b.getNamedAttr("soft_param", str(soft ? "prompt.soft" : "")),
           b.getNamedAttr("embedding_param", str(embedding)),
           b.getNamedAttr("label_param", str(labels ? "prompt.labels" : "")),
-          b.getNamedAttr("head_param", str(head)),
+          b.getNamedAttr("head_param", head),
       }));
   return success();
 }

@@ -115,19 +115,21 @@ void writeTuneInputs(const ProgramInfo &program, const TrainEntry &e, const Buff
       maskPos[b * M + m] = (int32_t)a.maskPositions[(size_t)m];
     labels[b] = batch[b]->label;
   }
-  const TensorRef &words = needRef(e, "label_words");
-  if (numel(words) != (int64_t)prompt.labelWords.size())
-    fail("label_words of the tune entry hold " + std::to_string(numel(words)) + " ids, not " +
-         std::to_string(prompt.labelWords.size()) + " (a bmbc bug)");
-  std::memcpy(act + words.offset, prompt.labelWords.data(),
-              prompt.labelWords.size() * sizeof(int32_t));
-  const TensorRef &calib = needRef(e, "calibration");
-  for (int64_t i = 0; i < numel(calib); ++i) {
-    if (calib.dtype == DType::F64)
-      ((double *)(act + calib.offset))[i] = calibration[(size_t)i];
-    else
-      ((float *)(act + calib.offset))[i] = (float)calibration[(size_t)i];
+  // A soft verbalizer's entries read neither label words nor calibration.
+  if (const TensorRef *words = findRef(e.inputs, e.numInputs, "label_words")) {
+    if (numel(*words) != (int64_t)prompt.labelWords.size())
+      fail("label_words of the tune entry hold " + std::to_string(numel(*words)) + " ids, not " +
+           std::to_string(prompt.labelWords.size()) + " (a bmbc bug)");
+    std::memcpy(act + words->offset, prompt.labelWords.data(),
+                prompt.labelWords.size() * sizeof(int32_t));
   }
+  if (const TensorRef *calib = findRef(e.inputs, e.numInputs, "calibration"))
+    for (int64_t i = 0; i < numel(*calib); ++i) {
+      if (calib->dtype == DType::F64)
+        ((double *)(act + calib->offset))[i] = calibration[(size_t)i];
+      else
+        ((float *)(act + calib->offset))[i] = (float)calibration[(size_t)i];
+    }
 }
 
 std::vector<double> readTuneOutput(const TrainEntry &e, const Buffers &buf, const char *name) {

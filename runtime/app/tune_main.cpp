@@ -98,6 +98,7 @@ private:
   void setThreads();
   std::unique_ptr<Tokenizer> makeTokenizer(const std::string &backbone) const;
   void initSoftTokens(const Buffers &buf, const Tokenizer &tok);
+  void initSoftLabels(const Buffers &buf);
   void readData(const Tokenizer &tok);
   void calibrate(const Buffers &buf, const Tokenizer &tok);
   EvalResult evaluate(const Buffers &buf, const std::vector<TuneExample> &examples);
@@ -179,6 +180,40 @@ void TuneRun::initSoftTokens(const Buffers &buf, const Tokenizer &tok) {
         ((double *)(base + soft->offset))[at] = mean;
       else
         ((float *)(base + soft->offset))[at] = (float)mean;
+    }
+  }
+}
+
+// A soft verbalizer's row c starts as the mean head row of its class's
+// first label word's tokens (OpenPrompt's SoftVerbalizer takes the first
+// word of each class and the head's last layer).
+void TuneRun::initSoftLabels(const Buffers &buf) {
+  const ParamInfo *rows = paramNamed(program_, tune_.labelParam);
+  const ParamInfo *head = paramNamed(program_, tune_.headParam);
+  if (!rows || !head || rows->rank != 2 || head->rank != 2 || rows->shape[1] != head->shape[1] ||
+      rows->shape[0] != tune_.numLabels || rows->dtype != head->dtype)
+    fail(std::string("the soft verbalizer '") + tune_.labelParam + "' and the head '" +
+         tune_.headParam + "' are not tables of one width (a bmbc bug)");
+  const int64_t dim = head->shape[1], W = tune_.maxWords, K = tune_.maxWordTokens;
+  char *base = (char *)buf.params;
+  auto at = [&](const ParamInfo *p, int64_t i) -> double {
+    return p->dtype == DType::F64 ? ((double *)(base + p->offset))[i]
+                                  : ((float *)(base + p->offset))[i];
+  };
+  for (int64_t c = 0; c < tune_.numLabels; ++c) {
+    const int32_t *word = &prompt_.labelWords[(size_t)(c * W * K)]; // mask 0, word 0
+    int64_t n = 0;
+    while (n < K && word[n] >= 0)
+      ++n;
+    for (int64_t i = 0; i < dim; ++i) {
+      double sum = 0;
+      for (int64_t k = 0; k < n; ++k)
+        sum += at(head, word[k] * dim + i);
+      const double mean = n ? sum / (double)n : 0.0;
+      if (rows->dtype == DType::F64)
+        ((double *)(base + rows->offset))[c * dim + i] = mean;
+      else
+        ((float *)(base + rows->offset))[c * dim + i] = (float)mean;
     }
   }
 }
@@ -358,9 +393,15 @@ int TuneRun::run() {
   std::unique_ptr<Tokenizer> tok = makeTokenizer(backbone);
   prompt_ = readTunePrompt(program_, *tok);
   // Soft tokens the backbone file does not hold start from their init words.
-  if (tune_.numSoft > 0 && std::find(loaded.freshDeltas.begin(), loaded.freshDeltas.end(),
-                                     tune_.softParam) != loaded.freshDeltas.end())
+  auto fresh = [&](const char *name) {
+    return *name && std::find(loaded.freshDeltas.begin(), loaded.freshDeltas.end(), name) !=
+                        loaded.freshDeltas.end();
+  };
+  if (tune_.numSoft > 0 && fresh(tune_.softParam))
     initSoftTokens(buf, *tok);
+  // A soft verbalizer the backbone file does not hold starts from the head.
+  if (fresh(tune_.labelParam))
+    initSoftLabels(buf);
   std::string start = "backbone " + loaded.file + ", fresh deltas (seed " +
                       std::to_string(seed_) + ")";
   if (flags_.loadDelta) {

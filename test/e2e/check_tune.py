@@ -22,7 +22,10 @@ and the cross-entropy over the classes.
               (torch autograd). GPT-2: two masks (reduce first; reduce mean +
               calibration), a soft token initialised from " so"; BERT: one
               mask, reduce max, calibration, WordPiece label words of
-              several tokens, a soft token read from the backbone file.
+              several tokens, a soft token read from the backbone file;
+              GPT-2 with a soft verbalizer (scores = mask row . label rows,
+              the rows starting from the head rows of each class's first
+              word): also the label rows' gradient.
   train       GPT-2 on a trivially learnable task: 40 steps; the held-out
               accuracy beats the majority baseline; the delta checkpoint
               holds only the LoRA and soft tensors and is under 5% of the
@@ -58,10 +61,12 @@ SEED = 5
 RANK, ALPHA = 4, 8.0
 # The tune jobs of test/e2e/tune.bmb, as the test must know them.
 JOBS = {
-    "gpt2": dict(exe="e2e_tune_gpt2", config="gpt2-nano", batch=4, seq=48,
+    "gpt2": dict(exe="e2e_tune_gpt2", family="gpt2", config="gpt2-nano", batch=4, seq=48,
                  reduce=["first", "mean"], calibrate=[False, True]),
-    "bert": dict(exe="e2e_tune_bert", config="bert-tiny", batch=4, seq=32,
+    "bert": dict(exe="e2e_tune_bert", family="bert", config="bert-tiny", batch=4, seq=32,
                  reduce=["max"], calibrate=[True], label_first=True),
+    "gpt2-soft": dict(exe="e2e_tune_gpt2_soft", family="gpt2", config="gpt2-nano", batch=4,
+                      seq=48, soft_verbalizer=True),
 }
 LABELS = ["negative", "positive"]
 GRAD_EXAMPLES = [("the film was fine", "positive"), ("a dull and slow story", "negative"),
@@ -83,13 +88,14 @@ def write_tsv(path, rows, label_first=False):
 class Setup:
     """One job's backbone (with drawn LoRA tensors), tokenizer and executable."""
 
-    def __init__(self, family, exe_dir, workdir):
-        self.family = family
-        self.job = JOBS[family]
+    def __init__(self, name, exe_dir, workdir):
+        self.name = name
+        self.job = JOBS[name]
+        self.family = family = self.job["family"]
         self.c = configs.get(self.job["config"])
         self.exe = os.path.join(exe_dir, self.job["exe"])
         self.bin = os.path.normpath(os.path.join(exe_dir, "..", "..", "..", "bin"))
-        self.dir = os.path.join(workdir, "tune-" + family)
+        self.dir = os.path.join(workdir, "tune-" + name)
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir)
         self.model_dir = os.path.join(self.dir, "backbone")
@@ -178,8 +184,9 @@ def lora_hooks(s, model, leaves):
                 mod.register_forward_hook(hook)
 
 
-def mask_rows(s, model, soft, assembled):
-    """The logits at each example's mask positions, [B, M, V]."""
+def mask_rows(s, model, soft, assembled, hidden=False):
+    """The logits (or the hidden states before the head) at each example's
+    mask positions, [B, M, V] ([B, M, D])."""
     T, V = s.job["seq"], s.c["vocab"]
     B = len(assembled)
     ids = torch.zeros(B, T, dtype=torch.long)
@@ -195,6 +202,9 @@ def mask_rows(s, model, soft, assembled):
             e = torch.cat([e[:pos], soft[k:k + 1], e[pos + 1:]])
         rows.append(e)
     embeds = torch.stack(rows)
+    if hidden:  # GPT-2: after ln_f, the vocabulary head's input
+        h = model.transformer(inputs_embeds=embeds)[0]
+        return torch.stack([h[b, a["mask"]] for b, a in enumerate(assembled)])
     if s.family == "gpt2":
         logits = model(inputs_embeds=embeds).logits
     else:
@@ -248,17 +258,27 @@ def reference(s, examples):
     lora_hooks(s, model, leaves)
     out = s.prompts([t for t, _ in examples] + [""])
     assembled, label_words = out["examples"][:-1], out["label_words"]
-    if "prompt.soft" not in leaves:  # {soft: "so"}: the mean of the init word's rows
-        table = model.get_input_embeddings().weight
+    table = model.get_input_embeddings().weight
+    if "prompt.soft" not in leaves and out["soft_init"]:  # {soft: "so"}: its init word's rows
         init = torch.stack([table[ids].mean(0) for ids in out["soft_init"]])
         leaves["prompt.soft"] = init.detach().clone().requires_grad_(True)
+    labels = torch.tensor([LABELS.index(l) for _, l in examples])
+    if s.job.get("soft_verbalizer"):
+        # OpenPrompt's SoftVerbalizer: class c's row starts as the mean head
+        # row (GPT-2's head is tied to wte) of its first word's tokens.
+        init = torch.stack([table[words[0]].mean(0) for words in label_words[0]])
+        leaves["prompt.labels"] = init.detach().clone().requires_grad_(True)
+        rows = mask_rows(s, model, leaves.get("prompt.soft"), assembled, hidden=True)
+        scores = (rows @ leaves["prompt.labels"].T).sum(1)
+        loss = torch.nn.functional.cross_entropy(scores, labels)
+        loss.backward()
+        return float(loss), {k: v.grad.numpy() for k, v in leaves.items()}
     with torch.no_grad():  # contextual calibration: the content-free input, once
         cf, _ = word_probs(s, mask_rows(s, model, leaves["prompt.soft"], [out["content_free"]]),
                            label_words)
     probs, valid = word_probs(s, mask_rows(s, model, leaves["prompt.soft"], assembled),
                               label_words)
     scores = class_scores(s, probs, valid, cf[0])
-    labels = torch.tensor([LABELS.index(l) for _, l in examples])
     loss = torch.nn.functional.cross_entropy(scores, labels)
     loss.backward()
     return float(loss), {k: v.grad.numpy() for k, v in leaves.items()}
@@ -268,24 +288,24 @@ def check_grads(fails, s):
     data = os.path.join(s.dir, "grads.tsv")
     write_tsv(data, GRAD_EXAMPLES, s.job.get("label_first", False))
     grads, log = os.path.join(s.dir, "grads.safetensors"), os.path.join(s.dir, "grads.jsonl")
-    if not s.run(fails, s.family + " one step", "--data", data, "--val-fraction", "0",
+    if not s.run(fails, s.name + " one step", "--data", data, "--val-fraction", "0",
                  "--steps", "1", "--lr", "0", "--dump-grads", grads, "--log", log,
                  load=s.start):
         return
     ours_loss = check_train.logged(log)[0]["loss"]
     ref_loss, ref_grads = reference(s, GRAD_EXAMPLES)
     err = abs(ours_loss - ref_loss) / abs(ref_loss)
-    print("%s: loss %.8f, torch %.8f (rel %.2e)" % (s.family, ours_loss, ref_loss, err))
-    fails.check(err <= 1e-5, "%s: loss %.8f vs torch %.8f" % (s.family, ours_loss, ref_loss))
+    print("%s: loss %.8f, torch %.8f (rel %.2e)" % (s.name, ours_loss, ref_loss, err))
+    fails.check(err <= 1e-5, "%s: loss %.8f vs torch %.8f" % (s.name, ours_loss, ref_loss))
     ours = check_train.load_safetensors(grads)
     for name, ref in sorted(ref_grads.items()):
         if name not in ours:
-            fails.add("%s: --dump-grads has no %s" % (s.family, name))
+            fails.add("%s: --dump-grads has no %s" % (s.name, name))
             continue
         e = harness.rel_err(ours[name], ref)
         print("  grad %-24s rel err %.2e (max |ref| %.3e)" % (name, e, np.abs(ref).max()))
         fails.check(e <= 1e-4 and np.abs(ref).max() > 0,
-                    "%s: gradient of %s: rel err %.2e" % (s.family, name, e))
+                    "%s: gradient of %s: rel err %.2e" % (s.name, name, e))
 
 
 def learnable(n, seed):
@@ -441,8 +461,8 @@ def main(argv):
     torch.set_num_threads(2)
     fails = harness.Failures("check_tune " + mode)
     if mode == "grads":
-        for family in ("gpt2", "bert"):
-            check_grads(fails, Setup(family, exe_dir, workdir))
+        for name in ("gpt2", "bert", "gpt2-soft"):
+            check_grads(fails, Setup(name, exe_dir, workdir))
     elif mode == "train":
         check_train_run(fails, Setup("gpt2", exe_dir, workdir))
     else:

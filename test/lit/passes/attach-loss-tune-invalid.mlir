@@ -1,5 +1,5 @@
 // bmb-attach-loss (tune mode) and bmb-insert-deltas refuse what a tune job
-// cannot train; each error is at the job.
+// cannot train, and a calibrated soft verbalizer; each error is at the job.
 // RUN: bmb-opt %s -split-input-file -verify-diagnostics --bmb-lower-prompts --bmb-insert-deltas --bmb-attach-loss
 
 bmb.model @Enc layer "Enc" {
@@ -28,8 +28,8 @@ bmb.model @Enc layer "Enc" {
   }
 }
 bmb.template @t "{text_a} It was {mask}."
-bmb.verbalizer @v labels ["neg", "pos"] words [["bad"], ["good"]] {soft}
-// expected-error @+1 {{bmb-attach-loss: tune job @j: the soft verbalizer 'v' (soft = true) is not implemented yet; use a manual verbalizer (label words)}}
+bmb.verbalizer @v labels ["neg", "pos"] words [["bad"], ["good"]] {soft, calibrate}
+// expected-error @+1 {{bmb-attach-loss: tune job @j: the soft verbalizer 'v' has calibrate = true, but calibration divides label-word probabilities and a soft verbalizer has none (remove calibrate)}}
 bmb.job @j tune for @Enc from "m.safetensors" {batch = 2 : i64, prompt = {kind = "prompt", template = "t", verbalizer = "v"}, seq = 16 : i64}
 
 // -----

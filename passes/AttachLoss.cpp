@@ -8,7 +8,8 @@
 // `targets` input and a cross-entropy at the end. A bias-free lm_head or Linear layer at the end
 // of the forward and the loss become one bmb.fused_classifier (DESIGN decision 4): the backward
 // then starts from its dlogits and the [B, T, vocab] probabilities are
-// never stored.
+// never stored. A tune job's loss (buildTuneLoss) is the prompt's: the
+// verbalizer's class cross-entropy on the rows at the {mask} positions.
 //
 //===----------------------------------------------------------------------===//
 

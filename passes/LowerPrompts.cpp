@@ -17,7 +17,8 @@
 //   verbalizers  one per {mask}: {name, words, reduce, soft, calibrate}
 //
 // Soft tokens become a trainable parameter @prompt.soft : [n_soft, dim] of
-// the model (dim = the token embedding's width); a soft verbalizer,
+// the model (dim = the token embedding's width), which the token embedding
+// reads for ids vocab + k (bmb.soft_embedding); a soft verbalizer,
 // @prompt.labels : [n_labels, dim]. Modules without a tune job are unchanged.
 //
 //===----------------------------------------------------------------------===//

@@ -170,6 +170,12 @@ LogicalResult mlir::bmb::recordTune(JobOp job, ModelOp model, ex::ProgramOp prog
     if (auto e = dyn_cast<EmbeddingOp>(op); e && e.getIds() == tokens && embedding.empty())
       embedding = paramOf(e.getWeight());
   });
+  // fp16 needs the train executable's dynamic loss scaling, which the tune
+  // executable does not run (bf16 needs none).
+  if (auto p = job.getSettings().getAs<StringAttr>("precision"); p && p.getValue() == "fp16")
+    return emitError(settingLoc(job, "precision"),
+                     "precision = fp16 is not implemented yet for tune jobs (the tune executable "
+                     "has no loss scaling); use bf16 or fp32");
   auto head = shape.getAs<StringAttr>("head");
   if (!head || head.getValue().empty())
     return job.emitError("the vocabulary head's weight of a tune job must be a parameter (its "

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <new>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -66,6 +67,65 @@ static std::vector<int32_t> parseIds(const std::string &flag, const std::string 
     pos = comma + 1;
   }
   return ids;
+}
+
+static bool isDeltaName(const std::string &s) {
+  if (s.empty())
+    return false;
+  for (char c : s)
+    if (!(std::isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.'))
+      return false;
+  return true;
+}
+
+DeltaFlag parseDeltaFlag(const std::string &flag, const std::string &value) {
+  DeltaFlag d;
+  size_t eq = value.find('=');
+  if (eq != std::string::npos && (eq == 0 || isDeltaName(value.substr(0, eq)))) {
+    d.name = value.substr(0, eq);
+    d.file = value.substr(eq + 1);
+    if (d.name.empty())
+      throw UsageError(flag + " '" + value + "': the name before '=' is empty");
+  } else {
+    d.file = value;
+    d.name = std::filesystem::path(value).stem().string();
+    if (!isDeltaName(d.name))
+      throw UsageError(flag + " '" + value + "': the file's stem '" + d.name +
+                       "' is not a delta name (letters, digits, _ - .); write NAME=FILE");
+  }
+  if (d.file.empty())
+    throw UsageError(flag + " '" + value + "' names no file");
+  if (d.name == kNoDelta)
+    throw UsageError(flag + " '" + value + "': '" + kNoDelta +
+                     "' names the backbone alone; give the delta another name (NAME=FILE)");
+  return d;
+}
+
+std::string defaultDelta(const InferFlags &f) {
+  if (f.useDelta)
+    return *f.useDelta;
+  return f.deltas.empty() ? std::string() : f.deltas[0].name;
+}
+
+// Every --delta names a different delta, and --use-delta one of them.
+static void checkDeltaFlags(const InferFlags &f) {
+  std::string names;
+  for (size_t i = 0; i < f.deltas.size(); i++) {
+    for (size_t j = 0; j < i; j++)
+      if (f.deltas[j].name == f.deltas[i].name)
+        throw UsageError("--delta: two deltas named '" + f.deltas[i].name + "' (" +
+                         f.deltas[j].file + " and " + f.deltas[i].file +
+                         "); name them apart with NAME=FILE");
+    names += (i ? ", " : "") + f.deltas[i].name;
+  }
+  if (!f.useDelta || *f.useDelta == kNoDelta)
+    return;
+  for (const DeltaFlag &d : f.deltas)
+    if (d.name == *f.useDelta)
+      return;
+  throw UsageError("--use-delta: no delta named '" + *f.useDelta + "' (" +
+                   (names.empty() ? std::string("no --delta was given") : "the deltas: " + names) +
+                   "; or " + kNoDelta + " for the backbone alone)");
 }
 
 bool FlagReader::next() {
@@ -130,8 +190,11 @@ InferFlags parseInferFlags(int argc, char **argv) {
       f.help = true;
     } else if (name == "--load") {
       f.load = value();
-    } else if (name == "--load-delta") {
-      f.loadDelta = value();
+    } else if (name == "--delta" || name == "--load-delta") {
+      // --load-delta FILE is the older spelling of one --delta FILE.
+      f.deltas.push_back(parseDeltaFlag(name, value()));
+    } else if (name == "--use-delta") {
+      f.useDelta = value();
     } else if (name == "--init") {
       f.init = parseSeed(name, value());
     } else if (name == "--tokenizer") {
@@ -192,8 +255,10 @@ InferFlags parseInferFlags(int argc, char **argv) {
   }
   if (f.init && f.load)
     throw UsageError("--init and --load exclude each other");
-  if (f.init && f.loadDelta)
-    throw UsageError("--load-delta goes on the backbone it was tuned from: --load, not --init");
+  if (f.init && (!f.deltas.empty() || f.useDelta))
+    throw UsageError(std::string(f.deltas.empty() ? "--use-delta" : "--delta") +
+                     " goes on the backbone a delta was tuned from: --load, not --init");
+  checkDeltaFlags(f);
   if (f.prompt && f.promptIds)
     throw UsageError("--prompt and --prompt-ids exclude each other");
   if (f.saveNames && !f.save)
@@ -277,14 +342,20 @@ void printInferHelp(FILE *out, const char *argv0, const ProgramInfo &p) {
   std::fprintf(out, "usage: %s [flags]\n\n", argv0);
   std::fprintf(out, "Runs job '%s' of %s (model %s, %s).\n", p.job, p.source, p.model,
                lm ? "generates text" : "encodes text");
-  std::fprintf(out, "Prompts come from --prompt / --prompt-ids, else one per line on stdin.\n\n");
+  std::fprintf(out, "Prompts come from --prompt / --prompt-ids, else one per line on stdin: "
+                    "a line is the prompt, or a JSON object {\"prompt\": TEXT, \"delta\": "
+                    "NAME} when it starts with '{'.\n\n");
   std::fprintf(out, "flags:\n");
   std::fprintf(out,
                "  --load PATH          checkpoint: a .safetensors file or a directory "
                "(default: %s)\n",
                p.from && *p.from ? p.from : "none; the job has no `from`");
-  std::fprintf(out, "  --load-delta FILE    then a delta checkpoint (delta.safetensors of a "
-                    "delta-tuned train run) over that backbone\n");
+  std::fprintf(out, "  --delta [NAME=]FILE  a delta checkpoint (delta.safetensors of a "
+                    "delta-tuned run) over that backbone, named NAME (default: the file's "
+                    "stem); repeatable: requests choose one by name\n");
+  std::fprintf(out, "  --load-delta FILE    the same as --delta FILE\n");
+  std::fprintf(out, "  --use-delta NAME     the delta of --prompt, --prompt-ids and plain stdin "
+                    "lines (default: the first --delta); 'none': the backbone alone\n");
   std::fprintf(out, "  --init SEED          start from the parameters' declared initializers "
                     "(normal(0.02), zeros, ...), drawn reproducibly from SEED, instead of a "
                     "checkpoint\n");
@@ -316,7 +387,7 @@ void printInferHelp(FILE *out, const char *argv0, const ProgramInfo &p) {
                "throughput and peak memory to stderr\n");
   std::fprintf(out,
                "  --dump DIR           write each step's outputs as DIR/stepNNNN_<name>.npy "
-               "(step 0 = prefill)\n");
+               "(step 0 = prefill); stdin request N's in DIR/lineNNNN/\n");
   std::fprintf(out,
                "  --save FILE          write the loaded parameters to FILE (.safetensors), "
                "then exit\n");

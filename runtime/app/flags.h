@@ -28,9 +28,21 @@ struct UsageError : std::runtime_error {
 
 enum class OutputFormat : int { Text, Ids };
 
+/// One --delta [NAME=]FILE (or --load-delta FILE): a delta checkpoint over
+/// the loaded backbone, which requests select by NAME.
+struct DeltaFlag {
+  std::string name; // NAME, else the file's stem ("sst2" for runs/sst2.safetensors)
+  std::string file;
+};
+
+/// The name a request or --use-delta gives the backbone alone (the delta
+/// params at their declared initializers, an identity); no --delta may use it.
+constexpr const char *kNoDelta = "none";
+
 struct InferFlags {
   std::optional<std::string> load;            // --load (else the job's `from`)
-  std::optional<std::string> loadDelta;       // --load-delta FILE: a delta checkpoint over it
+  std::vector<DeltaFlag> deltas;              // --delta [NAME=]FILE / --load-delta FILE, in order
+  std::optional<std::string> useDelta;        // --use-delta NAME|none (else the first --delta)
   std::optional<uint64_t> init;               // --init SEED: declared initializers
   std::optional<std::string> tokenizer;       // --tokenizer (else the checkpoint dir)
   std::optional<std::string> prompt;          // --prompt (else stdin, one per line)
@@ -88,6 +100,15 @@ double parseReal(const std::string &flag, const std::string &value);
 
 /// Parses argv[1..argc); throws UsageError naming the flag and the problem.
 InferFlags parseInferFlags(int argc, char **argv);
+
+/// --delta's value: "NAME=FILE" when the part before the first '=' is a
+/// name (letters, digits, '_', '-', '.'), else FILE named by its stem.
+/// A UsageError for an empty or reserved name.
+DeltaFlag parseDeltaFlag(const std::string &flag, const std::string &value);
+
+/// The delta a request without its own choice uses: --use-delta, else the
+/// first --delta; "" when neither was given (the checkpoint as loaded).
+std::string defaultDelta(const InferFlags &flags);
 
 /// The sampling the run uses: the program's defaults, overridden by flags.
 /// A flag the chosen mode does not use (e.g. --top-k with greedy) is a

@@ -3,16 +3,20 @@
 // An emitted infer program is `return bmrt::infer_main(argc, argv, kProgram)`;
 // everything around the compiled entry points happens here, in this order:
 // flags -> (--info) -> threads -> buffers + checkpoint -> (--save) ->
-// tokenizer -> one generation (or encoding) per prompt -> (--profile).
-// Exit codes: 0 success, 1 a run-time error (bmrt::Error: bad checkpoint,
-// prompt too long, ...), 2 a bad command line. Every error is one line
-// "error: ..." on stderr; stdout carries only the generated text.
+// (deltas) -> tokenizer -> one generation (or encoding) per prompt ->
+// (--profile). Exit codes: 0 success, 1 a run-time error (bmrt::Error: bad
+// checkpoint, prompt too long, ...), 2 a bad command line. Every error is one
+// line "error: ..." on stderr; stdout carries only the generated text. A
+// failed stdin request does not stop the others: its error names the line,
+// and the run exits 1 at the end.
 //
 //===----------------------------------------------------------------------===//
 #include "app/buffers.h"
+#include "app/delta_set.h"
 #include "app/flags.h"
 #include "app/info.h"
 #include "app/program_check.h"
+#include "app/request.h"
 #include "app/run.h"
 #include "app/token_stream.h"
 #include "bmrt/checkpoint.h"
@@ -44,8 +48,11 @@ private:
   std::string checkpointPath() const;
   bool needsTokenizer() const;
   std::unique_ptr<Tokenizer> makeTokenizer(const std::string &checkpoint) const;
+  void loadParams(const std::string &checkpoint, void *params);
+  void useDelta(const std::optional<std::string> &requested);
   void runPrompt(const std::vector<int32_t> &ids, const Buffers &buf, Sampler *sampler,
-                 const Tokenizer *tokenizer);
+                 const Tokenizer *tokenizer, const std::string &dump);
+  void serveStdin(const Buffers &buf, Sampler *sampler, const Tokenizer *tokenizer);
   void printRunProfile() const;
 
   const InferFlags &flags_;
@@ -53,6 +60,7 @@ private:
   const bool lm_;
   Context ctx_;
   RunStats stats_;
+  std::unique_ptr<DeltaSet> deltas_; // with --delta or --use-delta only
 };
 
 // Flags that only mean something for text generation are refused for an
@@ -116,9 +124,44 @@ std::unique_ptr<Tokenizer> InferRun::makeTokenizer(const std::string &checkpoint
   return loadTokenizer(path, hint);
 }
 
+// The backbone, then (with --delta / --use-delta) every delta held apart
+// from it; without, a checkpoint lacking the job's delta tensors is refused.
+void InferRun::loadParams(const std::string &checkpoint, void *params) {
+  if (flags_.init) {
+    initParams(program_, params, *flags_.init);
+    return;
+  }
+  LoadReport r = loadCheckpoint(checkpoint, program_, params);
+  if (!flags_.deltas.empty() || flags_.useDelta) {
+    deltas_ = std::make_unique<DeltaSet>(program_, params, flags_.deltas);
+    return;
+  }
+  if (!r.freshDeltas.empty())
+    fail(checkpoint + ": no delta tensor '" + r.freshDeltas[0] + "' (" +
+         std::to_string(r.freshDeltas.size()) +
+         " missing): the job's delta needs the checkpoint its train job saved, or --delta "
+         "FILE (or --use-delta none for the backbone alone)");
+}
+
+// A request's delta, else the run's default; switches only on a change.
+void InferRun::useDelta(const std::optional<std::string> &requested) {
+  if (!deltas_) {
+    if (requested)
+      fail("the request names delta '" + *requested +
+           "', but this run has no deltas: start it with --delta NAME=FILE (or --use-delta "
+           "none)");
+    return;
+  }
+  deltas_->apply(requested ? *requested : defaultDelta(flags_));
+}
+
+// `dump`: the directory of this prompt's --dump files, "" for none.
 void InferRun::runPrompt(const std::vector<int32_t> &ids, const Buffers &buf, Sampler *sampler,
-                         const Tokenizer *tokenizer) {
-  std::string dump = flags_.dumpDir ? *flags_.dumpDir : "";
+                         const Tokenizer *tokenizer, const std::string &dump) {
+  if (!dump.empty()) {
+    checkPrompt(program_, ids); // no directory for a prompt refused
+    std::filesystem::create_directories(dump);
+  }
   if (!lm_) {
     encodePrompt(ctx_, program_, buf, ids, dump, stdout, stats_);
     return;
@@ -130,6 +173,38 @@ void InferRun::runPrompt(const std::vector<int32_t> &ids, const Buffers &buf, Sa
   options.dumpDir = dump;
   TokenStream stream(stdout, flags_.output, tokenizer);
   generateTokens(ctx_, program_, buf, *sampler, ids, options, stream, stats_);
+}
+
+// One request per line; a failed one is reported (naming its line) and
+// the next is served; the run fails at the end if any did. --dump DIR
+// writes request N's files to DIR/lineNNNN/.
+void InferRun::serveStdin(const Buffers &buf, Sampler *sampler, const Tokenizer *tokenizer) {
+  std::string line;
+  int64_t number = 0, failed = 0, firstFailed = 0;
+  while (std::getline(std::cin, line)) {
+    number++;
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    try {
+      Request request = parseRequest(line);
+      useDelta(request.delta);
+      std::string dump;
+      if (flags_.dumpDir) {
+        char sub[32];
+        std::snprintf(sub, sizeof sub, "/line%04lld", (long long)number);
+        dump = *flags_.dumpDir + sub;
+      }
+      runPrompt(tokenizer->encode(request.prompt, true), buf, sampler, tokenizer, dump);
+    } catch (const Error &e) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "error: stdin line %lld: %s\n", (long long)number, e.what());
+      if (failed++ == 0)
+        firstFailed = number;
+    }
+  }
+  if (failed)
+    fail(std::to_string(failed) + " of " + std::to_string(number) +
+         " requests failed (the first: stdin line " + std::to_string(firstFailed) + ")");
 }
 
 void InferRun::printRunProfile() const {
@@ -149,6 +224,9 @@ void InferRun::printRunProfile() const {
                "%.1f MiB = %.1f MiB)\n",
                peakRssKiB() / 1024.0, p.paramBytes / mib, p.stateBytes / mib,
                p.activationBytes / mib, (p.paramBytes + p.stateBytes + p.activationBytes) / mib);
+  if (deltas_)
+    std::fprintf(stderr, "deltas: %zu held, %.3f MiB, + %.3f MiB pristine copies for switching\n",
+                 deltas_->size(), deltas_->deltaBytes() / mib, deltas_->pristineBytes() / mib);
 }
 
 int InferRun::run() {
@@ -158,8 +236,6 @@ int InferRun::run() {
     return 0;
   }
   checkFlagsApply();
-  if (flags_.dumpDir && !flags_.prompt && !flags_.promptIds)
-    throw UsageError("--dump needs --prompt or --prompt-ids (the files are of one generation)");
   if (flags_.saveNames) {
     bool known = false;
     std::string names;
@@ -181,17 +257,11 @@ int InferRun::run() {
   std::string checkpoint = flags_.init ? std::string() : checkpointPath();
   ProgramBuffers buffers(program_);
   const Buffers &buf = buffers.get();
-  if (flags_.init)
-    initParams(program_, buf.params, *flags_.init);
-  else if (LoadReport r = loadCheckpoint(checkpoint, program_, buf.params);
-           flags_.loadDelta)
-    loadDeltaCheckpoint(*flags_.loadDelta, program_, buf.params);
-  else if (!r.freshDeltas.empty())
-    fail(checkpoint + ": no delta tensor '" + r.freshDeltas[0] + "' (" +
-         std::to_string(r.freshDeltas.size()) +
-         " missing): the job's delta needs the checkpoint its train job saved, or "
-         "--load-delta");
+  loadParams(checkpoint, buf.params);
   if (flags_.save) {
+    // A saved checkpoint keeps the backbone and the delta apart (unmerged).
+    if (deltas_)
+      deltas_->apply(defaultDelta(flags_), /*merge=*/false);
     saveCheckpoint(*flags_.save, program_, buf.params,
                    flags_.saveNames ? flags_.saveNames->c_str() : nullptr);
     std::fprintf(stderr, "saved %d parameters of %s to %s (%s names)\n", program_.numParams,
@@ -199,11 +269,12 @@ int InferRun::run() {
                  flags_.saveNames ? flags_.saveNames->c_str() : "our");
     return 0;
   }
-  // LoRA into the weights (infer jobs with a delta), after any --save: a
-  // saved checkpoint keeps the backbone and the delta apart.
-  mergeDeltas(program_, buf.params);
-  if (flags_.dumpDir)
-    std::filesystem::create_directories(*flags_.dumpDir);
+  // LoRA into the weights (infer jobs with a delta); with --delta, the
+  // default delta applied (and merged) before any request.
+  if (deltas_)
+    useDelta(std::nullopt);
+  else
+    mergeDeltas(program_, buf.params);
 
   std::unique_ptr<Tokenizer> tokenizer;
   if (needsTokenizer())
@@ -212,21 +283,18 @@ int InferRun::run() {
   if (lm_)
     sampler = makeSampler(sampling, program_.vocab);
 
+  std::string dump = flags_.dumpDir ? *flags_.dumpDir : "";
   if (flags_.promptIds) {
-    runPrompt(*flags_.promptIds, buf, &sampler, tokenizer.get());
+    runPrompt(*flags_.promptIds, buf, &sampler, tokenizer.get(), dump);
   } else if (flags_.prompt) {
-    runPrompt(tokenizer->encode(*flags_.prompt, true), buf, &sampler, tokenizer.get());
+    runPrompt(tokenizer->encode(*flags_.prompt, true), buf, &sampler, tokenizer.get(), dump);
   } else {
-    // One independent generation per line; errors name the line.
-    std::string line;
-    for (int64_t number = 1; std::getline(std::cin, line); number++) {
-      if (!line.empty() && line.back() == '\r')
-        line.pop_back();
-      try {
-        runPrompt(tokenizer->encode(line, true), buf, &sampler, tokenizer.get());
-      } catch (const Error &e) {
-        fail("stdin line " + std::to_string(number) + ": " + e.what());
-      }
+    try {
+      serveStdin(buf, &sampler, tokenizer.get());
+    } catch (const Error &) {
+      if (flags_.profile)
+        printRunProfile();
+      throw;
     }
   }
   if (flags_.profile)

@@ -5,6 +5,7 @@
 bmrt_add_component(app
   ${CMAKE_CURRENT_LIST_DIR}/buffers.cpp
   ${CMAKE_CURRENT_LIST_DIR}/delta_merge.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/delta_set.cpp
   ${CMAKE_CURRENT_LIST_DIR}/encode.cpp
   ${CMAKE_CURRENT_LIST_DIR}/flags.cpp
   ${CMAKE_CURRENT_LIST_DIR}/generate.cpp
@@ -14,6 +15,7 @@ bmrt_add_component(app
   ${CMAKE_CURRENT_LIST_DIR}/loss_scale.cpp
   ${CMAKE_CURRENT_LIST_DIR}/npy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/program_check.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/request.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sampling.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tensors.cpp
   ${CMAKE_CURRENT_LIST_DIR}/token_stream.cpp

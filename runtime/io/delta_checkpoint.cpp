@@ -101,8 +101,13 @@ int64_t saveDeltaCheckpoint(const std::string &file, const ProgramInfo &program,
   return bytes;
 }
 
-LoadReport loadDeltaCheckpoint(const std::string &file, const ProgramInfo &program,
-                               void *params) {
+namespace {
+
+/// Opens `file` and checks it against the backbone in `params`: the model's
+/// name, every tensor a param of its shape, every delta param present, the
+/// backbone hash. Fails naming the file.
+SafetensorsFile openCheckedDelta(const std::string &file, const ProgramInfo &program,
+                                 const void *params) {
   SafetensorsFile f = SafetensorsFile::open(file);
   std::string of, pinned;
   for (const auto &[key, value] : f.metadata()) {
@@ -135,6 +140,14 @@ LoadReport loadDeltaCheckpoint(const std::string &file, const ProgramInfo &progr
     fail(file + ": the delta was tuned on another backbone (backbone hash " + pinned +
          ", the loaded backbone's is " + actual +
          "): --load the checkpoint it was tuned from");
+  return f;
+}
+
+} // namespace
+
+LoadReport loadDeltaCheckpoint(const std::string &file, const ProgramInfo &program,
+                               void *params) {
+  SafetensorsFile f = openCheckedDelta(file, program, params);
   LoadReport report;
   report.file = file;
   for (const FileTensor &t : f.tensors()) {
@@ -143,6 +156,22 @@ LoadReport loadDeltaCheckpoint(const std::string &file, const ProgramInfo &progr
     ++report.tensors;
   }
   return report;
+}
+
+DeltaTensors readDeltaCheckpoint(const std::string &file, const ProgramInfo &program,
+                                 const void *params) {
+  SafetensorsFile f = openCheckedDelta(file, program, params);
+  DeltaTensors delta;
+  delta.file = file;
+  for (const FileTensor &t : f.tensors()) {
+    const ParamInfo *p = findParam(program, t.name);
+    DeltaTensors::Tensor held;
+    held.param = (int)(p - program.params);
+    held.bytes.resize((size_t)numel(*p) * paramDTypeSize(p->dtype));
+    f.read(t, p->dtype, held.bytes.data(), std::string("param '") + p->name + "'");
+    delta.tensors.push_back(std::move(held));
+  }
+  return delta;
 }
 
 } // namespace bmrt

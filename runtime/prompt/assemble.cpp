@@ -2,7 +2,8 @@
 //
 // OpenPrompt's tokenizer wrapper, for our tokenizers: tokenize each segment
 // on its own, truncate shortenable segments to max_len, then frame the whole
-// with the model family's special tokens. See bmrt/prompt.h for the rules.
+// with the model family's special tokens. See bmrt/prompt.h for the rules;
+// segmentText is where we differ from OpenPrompt (SentencePiece's "▁").
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/context.h"
@@ -21,6 +22,16 @@ std::optional<int32_t> maskTokenId(const Tokenizer &tok) {
       return ids[0];
   }
   return std::nullopt;
+}
+
+std::string segmentText(const Tokenizer &tok, const std::string &text) {
+  if (text.empty() || text[0] != ' ')
+    return text;
+  // tokenBytes streams a token as a middle token: a word start ("▁a",
+  // WordPiece's "a") comes with its space.
+  std::vector<int32_t> ids = tok.encode("a", false);
+  bool startsAsWord = !ids.empty() && tok.tokenBytes(ids[0]).compare(0, 1, " ") == 0;
+  return startsAsWord ? text.substr(1) : text;
 }
 
 namespace {
@@ -89,7 +100,7 @@ AssembledPrompt assemblePrompt(const PromptTemplate &t, const PromptExample &exa
     std::vector<int32_t> ids;
     switch (s.kind) {
     case K::Text:
-      ids = tok.encode(s.text, false);
+      ids = tok.encode(segmentText(tok, s.text), false);
       break;
     case K::Field:
     case K::Meta: {
@@ -98,7 +109,7 @@ AssembledPrompt assemblePrompt(const PromptTemplate &t, const PromptExample &exa
         fail(example.where + ": no field '" + s.text + "' (the prompt template reads {" +
              (s.kind == K::Meta ? "meta: " : "") + s.text + "})");
       ids = value->empty() ? std::vector<int32_t>{}
-                           : tok.encode((s.space ? " " : "") + *value, false);
+                           : tok.encode(segmentText(tok, (s.space ? " " : "") + *value), false);
       break;
     }
     case K::Mask:

@@ -2,7 +2,8 @@
 //
 // A label word is tokenized as the model would see it at the mask: with the
 // mask's leading space if it owns one (" good" for byte-level BPE, where
-// "good" and " good" are different tokens). Every token must be a known
+// "good" and " good" are different tokens; for SentencePiece the "▁" the
+// tokenizer prepends is that space: segmentText). Every token must be a known
 // piece of text: a word that needs [UNK] (or hits a special token) would
 // score the label by the unknown token's logit, so it is an error.
 //
@@ -18,7 +19,7 @@ namespace {
 
 std::vector<int32_t> wordIds(const std::string &word, bool space, const Tokenizer &tok,
                              const std::string &what) {
-  std::vector<int32_t> ids = tok.encode((space ? " " : "") + word, false);
+  std::vector<int32_t> ids = tok.encode(segmentText(tok, (space ? " " : "") + word), false);
   if (ids.empty())
     fail("prompt: " + what + " has no tokens");
   for (int32_t id : ids)

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Delta tuning (bmb-insert-deltas) against a torch reference assembled here.
 
-usage: check_delta.py KIND EXE WORKDIR [INFER_EXE [UNMERGED_INFER_EXE]]
+usage: check_delta.py KIND EXE WORKDIR [INFER_EXE...] [BACKBONE_EXE]
 
-KIND is lora, lora-dropout, adapter or bitfit; EXE the train executable of
-the job e2e_delta_KIND (- as _) of test/e2e/train_delta.bmb (GPT-2 nano, settings in DELTAS
-below). PEFT is not installed, so the reference is transformers' GPT-2 with
+KIND is lora, lora-dropout, adapter, bitfit, serve, serve-adapter or
+serve-bitfit; EXE the train executable of the job e2e_delta_KIND (- as _;
+serve: e2e_delta_lora, serve-X: e2e_delta_X) of test/e2e/train_delta.bmb
+(GPT-2 nano, settings in DELTAS below). PEFT is not installed, so the reference is transformers' GPT-2 with
 the delta written out in torch (forward hooks): LoRA adds
 (alpha/r) (x A^T) B^T to the q and v thirds of c_attn; adapters add
 up(gelu_tanh(down(y))) to the outputs of attn and mlp; BitFit trains the
@@ -37,6 +38,21 @@ Hugging Face names, the deltas under ours (h.attn.q.lora_a, [layers, ...]).
      (W_q += (alpha/r) B A, in float64) to 1e-5 relative; the backbone plus
      --load-delta gives the full checkpoint's logits exactly; a file without
      the delta tensors is refused.
+  serve (7; INFER_EXE and UNMERGED_INFER_EXE as for lora, BACKBONE_EXE the
+  infer job without a delta): two LoRA deltas (a and b: one step each from
+  the backbone plus LoRA tensors drawn with two seeds) served by one process
+  (--delta a=A --delta b=B) to a stdin stream alternating a, b, none (the
+  backbone alone) in plain and JSON lines: every request's tokens and dumped
+  logits are bit-identical to a separate run with that delta alone (--delta
+  FILE, or --use-delta none), merged and unmerged; none's logits equal the
+  backbone job's (bit-identical); an unknown delta name and a
+  malformed JSON line fail alone (named by line, the rest served, exit 1);
+  a duplicate name (exit 2) and a delta pinned to another backbone (exit 1,
+  naming the file, before any request) are refused at start-up.
+  serve-adapter, serve-bitfit: the same with the adapter and the BitFit infer
+  jobs (adapters copied in; BitFit's deltas are backbone biases, restored
+  from their pristine copy for none). Every none is bit-identical to the
+  backbone job.
   adapter only:
   6. INFER_EXE (the infer job with the same adapters) on the checkpoint of
      2: the logits of its prefill and of a decode step equal transformers'
@@ -45,6 +61,7 @@ Hugging Face names, the deltas under ours (h.attn.q.lora_a, [layers, ...]).
 
 import os
 import shutil
+import subprocess
 import sys
 
 import numpy as np
@@ -76,11 +93,11 @@ def save_file(tensors, path):
 
 
 class Setup:
-    def __init__(self, kind, workdir):
+    def __init__(self, kind, workdir, label=None):
         self.kind = kind
         self.c = configs.get(CONFIG)
         self.L, self.D = self.c["layers"], self.c["dim"]
-        self.dir = os.path.join(workdir, "delta-" + kind)
+        self.dir = os.path.join(workdir, "delta-" + (label or kind))
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir)
         self.init = os.path.join(self.dir, "init")
@@ -396,11 +413,172 @@ def check_adapter_infer(fails, s, ckpt, infer_exe):
     fails.check(err <= 1e-5, "adapter inference logits differ (rel %.2e)" % err)
 
 
+# serve modes: the delta kind, and the labels of the infer executables given.
+SERVE = {"serve": ("lora", ["merged", "unmerged"]), "serve-adapter": ("adapter", ["adapter"]),
+         "serve-bitfit": ("bitfit", ["bitfit"])}
+SERVE_PROMPTS = ["The quick brown fox", "hello, world", "0123 456 {x}"]
+SERVE_ARGS = ["--tokenizer", "byte", "--max-tokens", "4", "--ignore-eos", "--output", "ids",
+              "--sampling", "greedy"] + THREADS
+
+
+def train_one_step(fails, s, exe, label, seed):
+    """A delta file: one step from the backbone plus delta tensors drawn with
+    `seed` (BitFit: the backbone with its biases drawn, which the delta file
+    holds and its backbone hash leaves out)."""
+    rng = np.random.default_rng(seed)
+    start = os.path.join(s.dir, "start-%s.safetensors" % label)
+    tensors = {**s.backbone, **s.draw(rng)}
+    if s.kind == "bitfit":
+        for name, v in tensors.items():
+            if name.endswith(".bias") and v.ndim == 1:
+                tensors[name] = v + rng.normal(0.0, 0.3, v.shape).astype(np.float32)
+    save_file(tensors, start)
+    save = os.path.join(s.dir, "ckpt-" + label)
+    if not s.run(fails, "one step for delta " + label, exe, start, "--steps", 1, "--save", save):
+        return None
+    return os.path.join(check_train.latest(save), "delta.safetensors")
+
+
+def dumps(path):
+    """{file name: bytes} of a --dump directory."""
+    return {n: np.load(os.path.join(path, n)).tobytes() for n in sorted(os.listdir(path))}
+
+
+def serve_stream():
+    """(stdin line, the delta it uses or None if it must fail, prompt or
+    error fragment), alternating a, b and none in plain and JSON lines."""
+    import json
+    p0, p1, p2 = SERVE_PROMPTS
+    req = lambda d, p: json.dumps({"delta": d, "prompt": p})  # noqa: E731
+    return [
+        (p0, "a", p0),  # plain text: the default, the first --delta
+        (req("b", p1), "b", p1),
+        (req("none", p2), "none", p2),
+        (req("a", p1), "a", p1),
+        (req("zzz", p1), None, "no delta named 'zzz' (loaded: a, b, none)"),
+        (req("b", p0), "b", p0),
+        ('{"prompt": "x", "delta": "a"', None, "JSON request: invalid JSON at byte"),
+        (req("none", p0), "none", p0),
+        (json.dumps({"prompt": p2, "delta": None}), "a", p2),
+        (req("b", p2), "b", p2),
+        (req("a", p0), "a", p0),
+        (p2, "a", p2),
+    ]
+
+
+def check_serving(fails, s, exe, infers, backbone_exe):
+    """infers: [(label, infer executable)], each serving the same two deltas."""
+    files = {"a": train_one_step(fails, s, exe, "a", 21), "b": train_one_step(fails, s, exe, "b", 22)}
+    if None in files.values():
+        return
+    stream = serve_stream()
+    stdin = "".join(line + "\n" for line, _, _ in stream).encode()
+    for label, infer in infers:
+        served = os.path.join(s.dir, "serve-" + label)
+        shutil.rmtree(served, ignore_errors=True)
+        cmd = [infer, "--load", s.init, "--delta", "a=" + files["a"], "--delta",
+               "b=" + files["b"], "--dump", served, "--profile"] + SERVE_ARGS
+        print("$ " + " ".join(cmd) + " < %d request lines" % len(stream), flush=True)
+        p = subprocess.run(cmd, input=stdin, capture_output=True, timeout=300)
+        err = harness.text(p.stderr)
+        fails.check(p.returncode == 1, "%s: the stream with two bad lines exits %s"
+                    % (label, p.returncode))
+        memory = [x for x in err.splitlines() if x.startswith("deltas:")]
+        print("%s: %s" % (label, memory[0] if memory else "no deltas line in --profile"))
+        outputs = harness.text(p.stdout).splitlines()
+        alone, different = {}, set()
+        for number, (line, delta, what) in enumerate(stream, 1):
+            if delta is None:
+                fails.check("error: stdin line %d: %s" % (number, what) in err,
+                            "%s: line %d: no error '%s' in\n%s" % (label, number, what, err))
+                continue
+            key = (delta, what)
+            if key not in alone:
+                out = os.path.join(s.dir, "alone-%s-%s-%d" % (label, delta, SERVE_PROMPTS.index(what)))
+                shutil.rmtree(out, ignore_errors=True)
+                pick = ["--use-delta", "none"] if delta == "none" else ["--delta", files[delta]]
+                q = harness.run([infer, "--load", s.init] + pick + SERVE_ARGS
+                                + ["--prompt", what, "--dump", out])
+                if not fails.check(q.returncode == 0, "%s alone %s: exit %s\n%s"
+                                   % (label, key, q.returncode, harness.tail(q.stderr))):
+                    return
+                alone[key] = (harness.text(q.stdout).strip(), dumps(out))
+            tokens, logits = alone[key]
+            got = outputs.pop(0) if outputs else None
+            same = got == tokens and dumps(os.path.join(served, "line%04d" % number)) == logits
+            print("%s line %2d (%s): %s %s" % (label, number, delta, got,
+                                               "bit-identical" if same else "DIFFERS"))
+            fails.check(same, "%s: stdin line %d (delta %s) differs from a run with it alone"
+                        % (label, number, delta))
+        fails.check("2 of %d requests failed (the first: stdin line 5)" % len(stream) in err,
+                    "%s: no summary of the failed requests in\n%s" % (label, err))
+        # The deltas matter: the first step's logits of one prompt differ.
+        first = {d: alone[(d, SERVE_PROMPTS[0])][1]["step0000_logits.npy"]
+                 for d in ("a", "b", "none")}
+        fails.check(len(set(first.values())) == 3, "%s: deltas a, b and none give the same "
+                    "logits" % label)
+        # none is the backbone alone: the job without a delta.
+        out = os.path.join(s.dir, "backbone-" + label)
+        shutil.rmtree(out, ignore_errors=True)
+        q = harness.run([backbone_exe, "--load", s.init] + SERVE_ARGS
+                        + ["--prompt", SERVE_PROMPTS[0], "--dump", out])
+        if fails.check(q.returncode == 0, "backbone job: exit %s\n%s"
+                       % (q.returncode, harness.tail(q.stderr))):
+            ours = np.frombuffer(first["none"], dtype=np.float32)
+            ref = np.load(os.path.join(out, "step0000_logits.npy")).reshape(-1)
+            e = harness.rel_err(ours, ref)
+            exact = ours.tobytes() == ref.tobytes()
+            print("%s: delta none vs the backbone job: rel %.2e%s"
+                  % (label, e, ", bit-identical" if exact else ""))
+            fails.check(exact, "%s: delta none differs from the backbone job (rel %.2e)"
+                        % (label, e))
+    # --save with --use-delta writes the backbone with that delta (unmerged).
+    first = infers[0][1]
+    saved = os.path.join(s.dir, "saved-b.safetensors")
+    p = harness.run([first, "--load", s.init, "--delta", "a=" + files["a"], "--delta",
+                     "b=" + files["b"], "--use-delta", "b", "--save", saved])
+    if fails.check(p.returncode == 0, "--save: exit %s\n%s" % (p.returncode, harness.tail(p.stderr))):
+        ours, want = check_train.load_safetensors(saved), check_train.load_safetensors(files["b"])
+        same = all(ours[k].tobytes() == v.tobytes() for k, v in want.items())
+        print("--save --use-delta b: the %d tensors of b %s" % (len(want),
+                                                             "saved as they are" if same else "DIFFER"))
+        fails.check(same, "--save --use-delta b does not hold delta b's tensors")
+    # Refused at start-up, before any request.
+    p = harness.run([first, "--load", s.init, "--delta", "x=" + files["a"], "--delta",
+                     "x=" + files["b"], "--prompt", "hi"] + SERVE_ARGS)
+    fails.check(p.returncode == 2 and b"two deltas named 'x'" in p.stderr,
+                "a duplicate delta name: exit %s, %s" % (p.returncode, harness.tail(p.stderr, 2)))
+    from safetensors import safe_open
+    with safe_open(files["b"], "np") as f:
+        meta = dict(f.metadata())
+    meta["bmb.backbone"] = "0123456789abcdef"
+    other = os.path.join(s.dir, "other-backbone-delta.safetensors")
+    from safetensors.numpy import save_file as save_raw
+    save_raw(check_train.load_safetensors(files["b"]), other, metadata=meta)
+    p = subprocess.run([first, "--load", s.init, "--delta", "a=" + files["a"], "--delta",
+                        "c=" + other] + SERVE_ARGS, input=stdin, capture_output=True, timeout=300)
+    fails.check(p.returncode == 1 and p.stdout == b""
+                and (other + ": the delta was tuned on another backbone").encode() in p.stderr,
+                "a delta of another backbone: exit %s, %s"
+                % (p.returncode, harness.tail(p.stderr, 2)))
+    print("refused: %s / %s" % (harness.tail(harness.run(
+        [first, "--load", s.init, "--delta", "x=" + files["a"], "--delta", "x=" + files["b"]],
+        quiet=True).stderr, 2).splitlines()[0], harness.tail(p.stderr, 1)))
+
+
 def main(argv):
-    if len(argv) < 3 or argv[0] not in DELTAS:
+    if len(argv) < 3 or (argv[0] not in DELTAS and argv[0] not in SERVE):
         harness.die(__doc__.strip().splitlines()[2])
     kind, exe, workdir = argv[:3]
     fails = harness.Failures("check_delta.py " + kind)
+    if kind in SERVE:
+        delta, labels = SERVE[kind]
+        if len(argv) != 4 + len(labels):
+            harness.die("%s needs EXE WORKDIR %s BACKBONE_EXE"
+                        % (kind, " ".join("INFER_EXE_" + x.upper() for x in labels)))
+        check_serving(fails, Setup(delta, workdir, kind), exe, list(zip(labels, argv[3:-1])),
+                      argv[-1])
+        return fails.exit_code()
     s = Setup(kind, workdir)
     check_step(fails, s, exe)
     ckpt = check_frozen(fails, s, exe)

@@ -12,6 +12,7 @@
 
 #include "bmrt/program.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,20 @@ int64_t saveDeltaCheckpoint(const std::string &file, const ProgramInfo &program,
 /// every tensor is a param of this shape and every delta param is there.
 LoadReport loadDeltaCheckpoint(const std::string &file, const ProgramInfo &program,
                                void *params);
+
+/// The same checks, the tensors read apart from `params` (each in its
+/// param's dtype, as loadDeltaCheckpoint would write them): the infer
+/// executable holds several deltas and copies one in per request.
+struct DeltaTensors {
+  struct Tensor {
+    int param;                  // index into ProgramInfo::params
+    std::vector<uint8_t> bytes; // the param's bytes
+  };
+  std::string file;
+  std::vector<Tensor> tensors;
+};
+DeltaTensors readDeltaCheckpoint(const std::string &file, const ProgramInfo &program,
+                                 const void *params);
 
 /// Writes every param to `file` (atomically); mapName null/"" = our names,
 /// else the name map of that name (tied tensors written too).

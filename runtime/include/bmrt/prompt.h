@@ -94,6 +94,15 @@ labelWordIds(const PromptVerbalizer &v, const PromptTemplate &t, const Tokenizer
 /// soft-token order; the embedding row starts as their mean.
 std::vector<std::vector<int32_t>> softInitIds(const PromptTemplate &t, const Tokenizer &tok);
 
+/// What one segment (or a label or init word) is encoded from: `text`, less
+/// one leading space when the tokenizer starts every text it encodes as a
+/// new word anyway (SentencePiece's "▁": Llama). A Llama file converted in
+/// the legacy way prepends "▁" unconditionally, so " good" alone would be
+/// "▁", "▁good", every label word's first token the same "▁"; the space
+/// the segment owns is the "▁" the tokenizer adds. (WordPiece also starts
+/// texts as words; a leading space never changed its tokens.)
+std::string segmentText(const Tokenizer &tok, const std::string &text);
+
 namespace json {
 struct Value;
 }

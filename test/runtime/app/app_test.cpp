@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "app/flags.h"
+#include "app/request.h"
 #include "app/token_stream.h"
 #include "bmrt/philox.h"
 #include "bmrt/sampling.h"
@@ -209,6 +210,107 @@ TEST(Flags, RejectsBadCommandLines) {
   };
   for (auto &args : bad)
     EXPECT_THROW(parse(args), UsageError) << args[0];
+}
+
+TEST(Flags, DeltasAreNamedAndRepeatable) {
+  InferFlags f = parse({"--delta", "sst2=runs/a/delta.safetensors",
+                        "--delta=runs/b/mnli.safetensors", "--load-delta",
+                        "qa.v2=x=y.safetensors", "--use-delta", "mnli"});
+  ASSERT_EQ(f.deltas.size(), 3u);
+  EXPECT_EQ(f.deltas[0].name, "sst2");
+  EXPECT_EQ(f.deltas[0].file, "runs/a/delta.safetensors");
+  EXPECT_EQ(f.deltas[1].name, "mnli"); // the file's stem
+  EXPECT_EQ(f.deltas[1].file, "runs/b/mnli.safetensors");
+  EXPECT_EQ(f.deltas[2].name, "qa.v2"); // split at the first '='
+  EXPECT_EQ(f.deltas[2].file, "x=y.safetensors");
+  EXPECT_EQ(defaultDelta(f), "mnli");
+  // The first --delta is the default; none: the backbone alone.
+  EXPECT_EQ(defaultDelta(parse({"--delta", "a.safetensors", "--delta", "b.safetensors"})), "a");
+  EXPECT_EQ(defaultDelta(parse({"--delta", "a.safetensors", "--use-delta", "none"})), "none");
+  EXPECT_EQ(defaultDelta(parse({"--use-delta", "none"})), "none");
+  EXPECT_EQ(defaultDelta(parse({})), "");
+  // A '/' before the '=' makes it part of the path: named by the stem.
+  EXPECT_EQ(parseDeltaFlag("--delta", "d/e=f/g.safetensors").name, "g");
+}
+
+std::string usageMessage(std::vector<std::string> args) {
+  try {
+    parse(args);
+  } catch (const UsageError &e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+TEST(Flags, RejectsBadDeltas) {
+  EXPECT_EQ(usageMessage({"--delta", "a/delta.safetensors", "--delta", "b/delta.safetensors"}),
+            "--delta: two deltas named 'delta' (a/delta.safetensors and b/delta.safetensors); "
+            "name them apart with NAME=FILE");
+  EXPECT_EQ(usageMessage({"--delta", "x=a.safetensors", "--load-delta", "x=b.safetensors"}),
+            "--delta: two deltas named 'x' (a.safetensors and b.safetensors); name them apart "
+            "with NAME=FILE");
+  EXPECT_EQ(usageMessage({"--delta", "a.safetensors", "--use-delta", "b"}),
+            "--use-delta: no delta named 'b' (the deltas: a; or none for the backbone alone)");
+  EXPECT_EQ(usageMessage({"--use-delta", "b"}),
+            "--use-delta: no delta named 'b' (no --delta was given; or none for the backbone "
+            "alone)");
+  EXPECT_EQ(usageMessage({"--delta", "none=a.safetensors"}),
+            "--delta 'none=a.safetensors': 'none' names the backbone alone; give the delta "
+            "another name (NAME=FILE)");
+  EXPECT_EQ(usageMessage({"--delta", "none.safetensors"}),
+            "--delta 'none.safetensors': 'none' names the backbone alone; give the delta "
+            "another name (NAME=FILE)");
+  EXPECT_EQ(usageMessage({"--delta", "=a.safetensors"}),
+            "--delta '=a.safetensors': the name before '=' is empty");
+  EXPECT_EQ(usageMessage({"--delta", "x="}), "--delta 'x=' names no file");
+  EXPECT_EQ(usageMessage({"--delta", "my task.safetensors"}),
+            "--delta 'my task.safetensors': the file's stem 'my task' is not a delta name "
+            "(letters, digits, _ - .); write NAME=FILE");
+  EXPECT_EQ(usageMessage({"--init", "1", "--delta", "a.safetensors"}),
+            "--delta goes on the backbone a delta was tuned from: --load, not --init");
+  EXPECT_EQ(usageMessage({"--init", "1", "--use-delta", "none"}),
+            "--use-delta goes on the backbone a delta was tuned from: --load, not --init");
+  EXPECT_EQ(usageMessage({"--delta"}), "--delta needs a value");
+}
+
+std::string requestError(const std::string &line) {
+  try {
+    parseRequest(line);
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+TEST(Request, PlainLinesAndJsonObjects) {
+  Request r = parseRequest("hello {world}");
+  EXPECT_EQ(r.prompt, "hello {world}");
+  EXPECT_FALSE(r.delta);
+  r = parseRequest(" {\"prompt\": \"x\"}"); // only a leading '{' makes JSON
+  EXPECT_EQ(r.prompt, " {\"prompt\": \"x\"}");
+  r = parseRequest("{\"delta\": \"sst2\", \"prompt\": \"It was \\u00e9\\n\"}");
+  EXPECT_EQ(r.prompt, "It was \xc3\xa9\n");
+  ASSERT_TRUE(r.delta);
+  EXPECT_EQ(*r.delta, "sst2");
+  r = parseRequest("{\"prompt\": \"{a}\", \"delta\": null}");
+  EXPECT_EQ(r.prompt, "{a}");
+  EXPECT_FALSE(r.delta);
+  EXPECT_EQ(parseRequest("").prompt, "");
+}
+
+TEST(Request, MalformedJsonIsAnError) {
+  EXPECT_NE(requestError("{\"prompt\": \"x\"").find("JSON request: invalid JSON at byte"),
+            std::string::npos)
+      << requestError("{\"prompt\": \"x\"");
+  EXPECT_EQ(requestError("{\"delta\": \"a\"}"), "JSON request: no \"prompt\"");
+  EXPECT_EQ(requestError("{\"prompt\": 3}"), "JSON request: \"prompt\" must be a string");
+  EXPECT_EQ(requestError("{\"prompt\": \"x\", \"delta\": 1}"),
+            "JSON request: \"delta\" must be a delta's name (a string) or null");
+  EXPECT_EQ(requestError("{\"prompt\": \"x\", \"detla\": \"a\"}"),
+            "JSON request: unknown member \"detla\" (a request has \"prompt\" and \"delta\")");
+  EXPECT_EQ(requestError("{\"prompt\": \"x\", \"prompt\": \"y\"}"),
+            "JSON request: \"prompt\" given twice");
+  EXPECT_EQ(requestError("{\"prompt\": \"x\"} trailing").substr(0, 13), "JSON request:");
 }
 
 ProgramInfo programWithSampling(const char *mode, double temperature, int64_t k, double p) {

@@ -153,7 +153,7 @@ class CommandLine(unittest.TestCase):
         r = run(ARGS.lm, "--help")
         self.assertEqual(r.returncode, 0)
         out = r.stdout.decode()
-        for flag in ("--load", "--tokenizer", "--prompt", "--prompt-ids", "--max-tokens",
+        for flag in ("--load", "--delta", "--load-delta", "--use-delta", "--tokenizer", "--prompt", "--prompt-ids", "--max-tokens",
                      "--sampling", "--temperature", "--top-k", "--top-p", "--seed",
                      "--ignore-eos", "--threads", "--profile", "--output", "--dump", "--save",
                      "--save-names", "--info", "--help"):
@@ -173,7 +173,6 @@ class CommandLine(unittest.TestCase):
             (["--save-names", "hf"], "--save"),
             (["--sampling", "greedy", "--top-k", "3"], "--top-k has no effect"),
             (["--save", "x.safetensors", "--save-names", "gguf"], "no name map 'gguf'"),
-            (["--dump", "d"], "--dump needs --prompt"),
         ]
         for args, fragment in cases:
             with self.subTest(args=args):
@@ -234,10 +233,33 @@ class CommandLine(unittest.TestCase):
         r = run(ARGS.lm, *GREEDY, stdin=b"hi\nab\r\nq\n")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout, b"".join(lines))
-        # An empty line is an error naming the line; what came before was printed.
+        # An empty line is an error naming the line; the other lines are served
+        # and the run fails at the end.
         r = run(ARGS.lm, *GREEDY, stdin=b"hi\n\nab\n")
-        self.assertRunError(r, "stdin line 2: the prompt is empty")
-        self.assertEqual(r.stdout, lines[0])
+        self.assertRunError(r, "error: stdin line 2: the prompt is empty",
+                            "error: 1 of 3 requests failed (the first: stdin line 2)")
+        self.assertEqual(r.stdout, lines[0] + lines[1])
+        # --dump: request N's files in DIR/lineNNNN, as a --prompt's (none for a
+        # failed request).
+        dump, one = os.path.join(WORK, "dump-stdin"), os.path.join(WORK, "dump-stdin-one")
+        shutil.rmtree(dump, ignore_errors=True)
+        shutil.rmtree(one, ignore_errors=True)
+        r = run(ARGS.lm, *GREEDY, "--dump", dump, stdin=b"hi\n\nab\n")
+        self.assertEqual(sorted(os.listdir(dump)), ["line0001", "line0003"])
+        r = run(ARGS.lm, *GREEDY, "--dump", one, "--prompt", "ab")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sorted(os.listdir(os.path.join(dump, "line0003"))), sorted(os.listdir(one)))
+        for name in os.listdir(one):
+            self.assertEqual(np.load(os.path.join(dump, "line0003", name)).tobytes(),
+                             np.load(os.path.join(one, name)).tobytes(), name)
+        # A JSON request line is the same prompt; a malformed one, or one naming a
+        # delta when the run has none, fails alone.
+        r = run(ARGS.lm, *GREEDY, stdin=b'{"prompt": "hi"}\n{"prompt": "ab"\n'
+                b'{"prompt": "q", "delta": "sst2"}\n{"delta": null, "prompt": "ab"}\n')
+        self.assertRunError(r, "error: stdin line 2: JSON request: invalid JSON at byte 15: expected ',' or '}'",
+                            "error: stdin line 3: the request names delta 'sst2', but this run "
+                            "has no deltas", "2 of 4 requests failed")
+        self.assertEqual(r.stdout, lines[0] + lines[1])
 
     def test_dump_matches_the_model(self):
         dump = os.path.join(WORK, "dump-greedy")

@@ -2,11 +2,16 @@
 
 usage: compare_hf.py <bmb-prompt> <work dir>
 
-Trains three small tokenizers here with Hugging Face `tokenizers` (nothing
+Trains five small tokenizers here with Hugging Face `tokenizers` (nothing
 is downloaded): BERT-style WordPiece ([CLS] $A [SEP], [MASK], [UNK]),
-RoBERTa-style byte-level BPE (<s> $A </s>, <mask> with lstrip) and GPT-2
+RoBERTa-style byte-level BPE (<s> $A </s>, <mask> with lstrip), GPT-2
 style byte-level BPE (no framing, no mask token: a causal LM, whose mask adds
-no token and is scored at the token before it). For several
+no token and is scored at the token before it), and Llama-style
+SentencePiece BPE (<s> $A, "▁" for spaces, <0xNN> byte fallback, no mask
+token) in its two tokenizer.json forms: the legacy Prepend("▁") +
+Replace normalizer, and a Metaspace pre-tokenizer. Segments are encoded one
+by one (OpenPrompt), except that a SentencePiece tokenizer's "▁" prefix
+stands for a segment's leading space (encode_segment). For several
 templates (one field, two fields with a soft token, two masks, a meta field
 that is not shortenable) and examples (short; too long, under each
 truncation policy), the expected ids, mask positions, soft slots and label
@@ -82,6 +87,48 @@ def train_gpt2(texts, work):
     return tok, None, [], []
 
 
+SPM_SPACE = "\u2581"  # SentencePiece's "▁"
+
+
+def train_llama(texts, work, legacy):
+    """Llama style (SentencePiece converted to BPE, as Llama 1/2's
+    tokenizer.json): <unk> <s> </s>, the 256 <0xNN> byte tokens, then the
+    pieces; byte_fallback and fuse_unk; "▁" for spaces, prepended to every
+    encoded text. legacy: by a Prepend("▁") + Replace(" ", "▁") normalizer
+    (the files of transformers' legacy conversion); else by a Metaspace
+    pre-tokenizer (prepend_scheme first, no split), which prepends only when
+    the text does not already start with "▁". <s> first, no mask token: a
+    causal LM."""
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    if legacy:
+        tok.normalizer = normalizers.Sequence([normalizers.Prepend(SPM_SPACE),
+                                               normalizers.Replace(" ", SPM_SPACE)])
+    else:
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement=SPM_SPACE,
+                                                     prepend_scheme="first", split=False)
+    specials = ["<unk>", "<s>", "</s>"]
+    tok.train_from_iterator(texts, trainers.BpeTrainer(
+        vocab_size=400, min_frequency=2, special_tokens=specials, show_progress=False))
+    spec = json.loads(tok.to_str())
+    pieces = [t for t, _ in sorted(spec["model"]["vocab"].items(), key=lambda kv: kv[1])
+              if t not in specials]
+    order = specials + ["<0x%02X>" % b for b in range(256)] + pieces
+    spec["model"]["vocab"] = {t: i for i, t in enumerate(order)}
+    spec["model"]["byte_fallback"] = True
+    spec["model"]["fuse_unk"] = True
+    for added in spec["added_tokens"]:
+        added["id"] = spec["model"]["vocab"][added["content"]]
+    tok = Tokenizer.from_str(json.dumps(spec))
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
+    tok.decoder = decoders.Sequence([decoders.Replace(SPM_SPACE, " "), decoders.ByteFallback(),
+                                     decoders.Fuse(), decoders.Strip(" ", 1, 0)])
+    name = "llama" if legacy else "llama-metaspace"
+    os.makedirs(f"{work}/{name}", exist_ok=True)
+    tok.save(f"{work}/{name}/tokenizer.json")
+    assert tok.encode("a").ids[0] == 1 and tok.token_to_id("<0xE2>") == 3 + 0xE2
+    return tok, None, [1], []
+
+
 def field(name, space=False, shortenable=True, kind="field"):
     return {"kind": kind, "name": name, "space": space, "shortenable": shortenable}
 
@@ -113,9 +160,22 @@ def verbalizers(segments):
     return {"labels": LABELS, "verbalizers": [{"words": WORDS_PER_MASK[i]} for i in range(n)]}
 
 
+def starts_as_word(tok):
+    """SentencePiece style: every encoded text starts with "▁"."""
+    return tok.encode("a", add_special_tokens=False).tokens[0].startswith(SPM_SPACE)
+
+
+def encode_segment(tok, text):
+    """One segment's ids: for SentencePiece, the "▁" the tokenizer prepends
+    stands for the segment's leading space (docs/tuning.md)."""
+    if starts_as_word(tok) and text.startswith(" "):
+        text = text[1:]
+    return tok.encode(text, add_special_tokens=False).ids
+
+
 def reference(tok, mask_token, prefix, suffix, segments, policy, max_len, example):
     """The rules of docs/tuning.md, independently of bmb-prompt."""
-    plain = lambda s: tok.encode(s, add_special_tokens=False).ids  # noqa: E731
+    plain = lambda s: encode_segment(tok, s)  # noqa: E731
     parts, cut = [], []
     for s in segments:
         if s["kind"] == "text":
@@ -168,6 +228,10 @@ def filled_text(segments, example, mask_token):
     return out
 
 
+def legacy_spm(family):
+    return family == "llama"
+
+
 def run(tool, tokdir, plan, examples, work, name):
     plan_path, ex_path = f"{work}/{name}.plan.json", f"{work}/{name}.jsonl"
     with open(plan_path, "w") as f:
@@ -193,15 +257,25 @@ def main():
         if ours != theirs:
             failures.append(f"{what}:\n  ours   {ours}\n  theirs {theirs}")
 
-    for family, train in (("bert", train_bert), ("roberta", train_roberta), ("gpt2", train_gpt2)):
+    families = (("bert", train_bert), ("roberta", train_roberta), ("gpt2", train_gpt2),
+                ("llama", lambda t, w: train_llama(t, w, legacy=True)),
+                ("llama-metaspace", lambda t, w: train_llama(t, w, legacy=False)))
+    for family, train in families:
         tok, mask_token, prefix, suffix = train(texts, work)
         tokdir = f"{work}/{family}"
+        spm = family.startswith("llama")
         short = {"text_a": "the film was great", "text_b": "was it fun", "title": "review"}
         long = {"text_a": " ".join(rng.choice(WORDS) for _ in range(40)),
                 "text_b": " ".join(rng.choice(WORDS) for _ in range(25)),
                 "title": "sports news"}
         empty = {"text_a": "", "text_b": "", "title": ""}
+        label_words = {}
         examples = [short, long, {**short, "text_a": "a really very long boring plot " * 3}]
+        if spm:
+            # Characters the pieces lack: <0xNN> byte tokens (byte fallback);
+            # runs of spaces: one "▁" each.
+            examples.append({"text_a": "caf\u00e9  \u2603 was  great", "text_b": "  fun ",
+                             "title": "\u00fcber"})
         for tname, segments in TEMPLATES.items():
             for policy in ("tail", "head", "balanced"):
                 max_len = 24
@@ -209,7 +283,7 @@ def main():
                         **verbalizers(segments)}
                 name = f"{family}-{tname}-{policy}"
                 r, _, _ = run(tool, tokdir, plan, examples, work, name)
-                if mask_token is None and tname == "two_masks":
+                if mask_token is None and not prefix and tname == "two_masks":
                     # Empty text_a leaves nothing before the first mask for a
                     # causal LM to predict it from: refused.
                     expect = ("error: the content-free input: nothing precedes the {mask}, so a "
@@ -221,18 +295,23 @@ def main():
                     failures.append(f"{name}: bmb-prompt failed: {r.stderr.strip()}")
                     continue
                 got = json.loads(r.stdout)
+                label_words[tname] = got["label_words"]
+                if spm and tname == "sentiment":
+                    # The café/snowman example needs <0xNN> byte tokens (3..258).
+                    check(f"{name}: byte-fallback ids in the assembly",
+                          any(3 <= i < 259 for i in got["examples"][3]["ids"]), True)
                 for i, e in enumerate(examples):
                     want = reference(tok, mask_token, prefix, suffix, segments, policy, max_len, e)
                     check(f"{name} example {i}", got["examples"][i], want)
                 check(f"{name} content-free", got["content_free"],
                       reference(tok, mask_token, prefix, suffix, segments, policy, max_len, empty))
                 spaces = [s.get("space", False) for s in segments if s["kind"] == "mask"]
-                want_words = [[[tok.encode((" " if sp else "") + w, add_special_tokens=False).ids
-                                for w in ws] for ws in WORDS_PER_MASK[m]]
+                want_words = [[[encode_segment(tok, (" " if sp else "") + w) for w in ws]
+                               for ws in WORDS_PER_MASK[m]]
                               for m, sp in enumerate(spaces)]
                 check(f"{name} label words", got["label_words"], want_words)
-                want_soft = [tok.encode((" " if s.get("space") else "") + s["init"],
-                                        add_special_tokens=False).ids if s.get("init") else []
+                want_soft = [encode_segment(tok, (" " if s.get("space") else "") + s["init"])
+                             if s.get("init") else []
                              for s in segments if s["kind"] == "soft"]
                 check(f"{name} soft init", got["soft_init"], want_soft)
                 if family == "bert" and "soft" not in [s["kind"] for s in segments]:
@@ -241,10 +320,24 @@ def main():
                     whole = tok.encode(filled_text(segments, short, mask_token)).ids
                     check(f"{name} whole-text encoding", got["examples"][0]["ids"], whole)
         # Byte-level BPE: the word after the mask's space is a different token.
-        if family != "bert":
+        if family in ("roberta", "gpt2"):
             check(f"{family}: ' good' differs from 'good'",
                   tok.encode(" good", add_special_tokens=False).ids !=
                   tok.encode("good", add_special_tokens=False).ids, True)
+        if spm:
+            # Byte fallback, and how each style treats a text's leading space:
+            # the legacy normalizer always prepends "▁" (" good" -> "▁▁good"),
+            # Metaspace only when the text does not start with one.
+            snow = tok.encode("\u2603", add_special_tokens=False).tokens
+            check(f"{family}: byte fallback", snow[-3:], ["<0xE2>", "<0x98>", "<0x83>"])
+            good = "".join(tok.encode(" good", add_special_tokens=False).tokens)
+            check(f"{family}: ' good'", good,
+                  SPM_SPACE * (2 if legacy_spm(family) else 1) + "good")
+        # The first token of a label word tells the labels apart (reduce =
+        # first scores it): "bad" and "good" after the mask's space.
+        words = label_words["sentiment"][0]
+        check(f"{family}: the first tokens of 'bad' and 'good' differ",
+              words[0][0][0] != words[1][0][0], True)
         # A multi-token label word is kept as its tokens ("funfunny").
         multi = [len(ids) for ids in want_words[0][1]]
         if max(multi) < 2:

@@ -11,6 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+
 using namespace bmrt;
 using K = PromptSegment::Kind;
 
@@ -184,3 +187,58 @@ TEST(Prompt, Errors) {
 }
 
 } // namespace
+
+// A Llama tokenizer.json of the legacy conversion, by hand: the normalizer
+// prepends "▁" to every text, so " good" alone is "▁▁good" = "▁", "▁good".
+// segmentText drops the segment's own space (the "▁" stands for it): the
+// label words are "▁bad" and "▁good", one token each, told apart by their
+// first token. (compare_hf.py checks the same against Hugging Face.)
+TEST(Prompt, SentencePieceSpaceIsTheTokenizersPrefix) {
+  const char *json = R"({
+    "added_tokens": [
+      {"id": 0, "content": "<unk>", "special": true, "single_word": false, "lstrip": false,
+       "rstrip": false, "normalized": false},
+      {"id": 1, "content": "<s>", "special": true, "single_word": false, "lstrip": false,
+       "rstrip": false, "normalized": false}],
+    "normalizer": {"type": "Sequence", "normalizers": [
+      {"type": "Prepend", "prepend": "\u2581"},
+      {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]},
+    "pre_tokenizer": null,
+    "post_processor": {"type": "TemplateProcessing",
+      "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                 {"Sequence": {"id": "A", "type_id": 0}}],
+      "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+      "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
+    "decoder": {"type": "Sequence", "decoders": [
+      {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+      {"type": "ByteFallback"}, {"type": "Fuse"},
+      {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+    "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": true, "byte_fallback": true,
+      "vocab": {"<unk>": 0, "<s>": 1, "\u2581": 2, "a": 3, "b": 4, "d": 5, "g": 6, "o": 7,
+                "\u2581b": 8, "\u2581ba": 9, "\u2581bad": 10, "\u2581g": 11, "\u2581go": 12,
+                "\u2581goo": 13, "\u2581good": 14},
+      "merges": ["\u2581 b", "\u2581b a", "\u2581ba d", "\u2581 g", "\u2581g o", "\u2581go o",
+                 "\u2581goo d"]}
+  })";
+  std::string dir = ::testing::TempDir() + "bmrt_prompt_spm_XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  std::ofstream(dir + "/tokenizer.json") << json;
+  auto tok = loadTokenizer(dir, "llama");
+  EXPECT_EQ(tok->encode(" good", false), (std::vector<int32_t>{2, 14})); // the hazard
+  EXPECT_EQ(segmentText(*tok, " good"), "good");
+  EXPECT_EQ(segmentText(*tok, "good"), "good");
+  auto bytesTok = makeByteTokenizer(false); // its spaces are bytes: kept
+  EXPECT_EQ(segmentText(*bytesTok, " good"), " good");
+
+  PromptTemplate t; // "{text_a} {mask}"
+  t.segments = {{K::Field, "text_a", false, true}, {K::Mask, "", true, false}};
+  PromptVerbalizer v{{"negative", "positive"}, {{"bad"}, {"good"}}};
+  EXPECT_EQ(labelWordIds(v, t, *tok),
+            (std::vector<std::vector<std::vector<int32_t>>>{{{10}}, {{14}}}));
+  // A field owning a space: "▁good", not "▁", "▁good"; <s> first.
+  t.segments = {{K::Field, "text_a", true, true}, {K::Mask, "", true, false}};
+  AssembledPrompt a = assemblePrompt(t, {{{"text_a", "good"}}, "ex.jsonl:1"}, *tok);
+  EXPECT_EQ(a.ids, (std::vector<int32_t>{1, 14}));
+  EXPECT_EQ(a.maskPositions, (std::vector<int64_t>{1})); // a causal LM: the token before
+  std::system(("rm -rf '" + dir + "'").c_str());
+}

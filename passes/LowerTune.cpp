@@ -176,6 +176,11 @@ LogicalResult mlir::bmb::recordTune(JobOp job, ModelOp model, ex::ProgramOp prog
     return emitError(settingLoc(job, "precision"),
                      "precision = fp16 is not implemented yet for tune jobs (the tune executable "
                      "has no loss scaling); use bf16 or fp32");
+  // One micro-batch per step: the tune executable does not accumulate.
+  if (auto a = job.getSettings().getAs<IntegerAttr>("grad_accum"); a && a.getInt() > 1)
+    return emitError(settingLoc(job, "grad_accum"),
+                     "grad_accum is not implemented yet for tune jobs (one batch per step); "
+                     "raise batch instead");
   auto head = shape.getAs<StringAttr>("head");
   if (!head || head.getValue().empty())
     return job.emitError("the vocabulary head's weight of a tune job must be a parameter (its "

@@ -41,15 +41,16 @@ namespace tpl = ::bmb::templates;
 
 namespace {
 
-/// The width of the model's token embedding: the first bmb.embedding in
-/// @forward. Soft tokens are rows of that width.
-std::optional<int64_t> embeddingWidth(ModelOp model) {
-  std::optional<int64_t> dim;
+/// The type of the model's token embedding table: the first bmb.embedding
+/// in @forward. Soft tokens are rows of its width and element type (f64 in
+/// a precision = fp64 program).
+RankedTensorType embeddingTable(ModelOp model) {
+  RankedTensorType table;
   model.walk([&](EmbeddingOp e) {
-    if (!dim)
-      dim = cast<RankedTensorType>(e.getWeight().getType()).getShape().back();
+    if (!table)
+      table = cast<RankedTensorType>(e.getWeight().getType());
   });
-  return dim;
+  return table;
 }
 
 /// The input fields a data config declares: tsv names them (text_a = 0,
@@ -246,8 +247,8 @@ struct LowerPromptsPass : mlir::bmb::impl::LowerPromptsPassBase<LowerPromptsPass
     auto model = module.lookupSymbol<ModelOp>(job.getModelAttr());
     bool softVerbalizer = verb.getSoft();
     if (!softInit.empty() || softVerbalizer) {
-      std::optional<int64_t> dim = model ? embeddingWidth(model) : std::nullopt;
-      if (!dim)
+      RankedTensorType table = model ? embeddingTable(model) : RankedTensorType();
+      if (!table)
         return err() << "soft tokens and soft verbalizers are rows of the token embedding, "
                         "but model @" << job.getModel() << " has no bmb.embedding";
       auto addParam = [&](StringRef name, int64_t rows) -> LogicalResult {
@@ -255,7 +256,8 @@ struct LowerPromptsPass : mlir::bmb::impl::LowerPromptsPassBase<LowerPromptsPass
           return err() << "model @" << job.getModel() << " already has a parameter @" << name;
         OpBuilder mb = OpBuilder::atBlockBegin(&model.getBody().front());
         auto p = mb.create<ParamOp>(job.getLoc(), name,
-                                    RankedTensorType::get({rows, *dim}, mb.getF32Type()),
+                                    RankedTensorType::get({rows, table.getShape().back()},
+                                                          table.getElementType()),
                                     InitAttr::get(mb.getContext(), InitKind::Normal, 0.02),
                                     false, 0);
         // Like a delta's: a backbone checkpoint lacks it (ParamInfo::delta),

@@ -197,8 +197,10 @@ model graph; --stats prints the parameter and memory table; --dump-ir=after-all
 prints the IR after every pass. For a train job, -o EXE builds a training
 executable (forward_backward, optimizer_step and evaluate entries, data,
 checkpoints, the step loop); --dump-ir=bmb-insert-optimizer shows its model
-graph with the loss, backward pass and optimizer. Tune and compress jobs stop
-after the front end.
+graph with the loss, backward pass and optimizer. For a tune job, -o EXE builds
+a tuning executable (labelled data, prompt assembly, the deltas and prompt
+params trained, accuracy, delta-only checkpoints). Compress jobs stop after
+the front end.
 
 Imports are searched next to the importing file, then in -I directories,
 then in the standard library's root (stdlib/nn.bmb is found from anywhere).
@@ -407,22 +409,25 @@ int bmb::driverMain(int argc, char **argv) {
   // The job decides the pipeline: an infer job runs the infer pipeline, a
   // train job the train pipeline (--emit=bmb stops after the front end for
   // every job; --dump-ir=bmb-insert-optimizer shows a train job's graph with
-  // its loss, backward and updates); IR already on its way
+  // its loss, backward and updates); a tune job runs the tune pipeline (the
+  // train pipeline after bmb-lower-prompts); IR already on its way
   // to an execution plan runs the plan's passes (the infer pipeline's, which
-  // leave a lowered program to fusion and planning); tune and compress jobs
-  // stop after the front end.
-  bool inferJob = false, trainJob = false, lowered = false;
+  // leave a lowered program to fusion and planning); compress jobs stop
+  // after the front end.
+  bool inferJob = false, trainJob = false, tuneJob = false, lowered = false;
   for (auto job : module->getOps<mlir::bmb::JobOp>()) {
     inferJob |= job.getKind() == mlir::bmb::JobKind::Infer;
     trainJob |= job.getKind() == mlir::bmb::JobKind::Train;
+    tuneJob |= job.getKind() == mlir::bmb::JobKind::Tune;
   }
   for (auto program : module->getOps<mlir::bmb::exec::ProgramOp>()) {
     (void)program;
     lowered = true;
   }
-  if ((opts.emit == Emit::CUDA || wantsExecutable) && !inferJob && !trainJob && !lowered) {
-    llvm::errs() << "bmbc: error: only infer and train jobs build executables so far; "
-                    "tuning and compression executables are not implemented yet\n";
+  if ((opts.emit == Emit::CUDA || wantsExecutable) && !inferJob && !trainJob && !tuneJob &&
+      !lowered) {
+    llvm::errs() << "bmbc: error: only infer, train and tune jobs build executables so far; "
+                    "compression executables are not implemented yet\n";
     return kExitNotImplemented;
   }
   // zero = auto compiles its candidate plans first and writes the choice
@@ -437,6 +442,8 @@ int bmb::driverMain(int argc, char **argv) {
     mlir::bmb::populateInferPipeline(pm);
   } else if (trainJob) {
     mlir::bmb::populateTrainPipeline(pm);
+  } else if (tuneJob) {
+    mlir::bmb::populateTunePipeline(pm);
   } else {
     mlir::bmb::populateFrontendPipeline(pm);
   }
@@ -484,6 +491,8 @@ int bmb::driverMain(int argc, char **argv) {
   if (opts.stats) {
     mlir::OwningOpRef<mlir::ModuleOp> withDeltas = module->clone();
     mlir::PassManager deltas(&context);
+    if (tuneJob) // the prompt's params (@prompt.soft) are trained too
+      deltas.addPass(mlir::bmb::createLowerPromptsPass());
     deltas.addPass(mlir::bmb::createInsertDeltasPass());
     if (mlir::failed(deltas.run(*withDeltas)))
       return kExitInputError;

@@ -38,9 +38,7 @@ struct StateTensor {
   std::string name;
   const ParamInfo *param;
   std::vector<int64_t> shape;
-  int slot;
-  int64_t groupBegin; // the param's first element in the trainable group
-  int64_t numel;
+  int slot; // its place in the group: forEachLayerRange(*param)
 };
 
 const char *slotName(OptimizerKind kind, int slot) {
@@ -62,16 +60,9 @@ std::vector<StateTensor> stateTensors(const ProgramInfo &program) {
     const ParamInfo &p = program.params[i];
     if (p.optOffset < 0)
       continue;
-    int64_t numel = 1;
-    std::vector<int64_t> shape;
-    for (int d = 0; d < p.rank; ++d) {
-      numel *= p.shape[d];
-      shape.push_back(p.shape[d]);
-    }
-    const int64_t begin = p.gradOffset / (int64_t)paramDTypeSize(p.dtype);
+    std::vector<int64_t> shape(p.shape, p.shape + p.rank);
     for (int s = 0; s < slots; ++s)
-      out.push_back({std::string(p.name) + "." + slotName(train->optimizer, s), &p, shape, s,
-                     begin, numel});
+      out.push_back({std::string(p.name) + "." + slotName(train->optimizer, s), &p, shape, s});
   }
   return out;
 }

@@ -166,6 +166,10 @@ private:
   /// parameter's gradient view to accumulate into directly (the
   /// grad_accumulate becomes a no-op); else null.
   Value accumulateTarget(Value result);
+  /// Where a gradient result of a multi-result backward kernel goes: the
+  /// parameter's gradient (accumulateTarget), a zeroed fresh buffer, or
+  /// null when the result is unused.
+  Value gradientOutput(Location loc, Value result);
   Value stepArg(Location loc, StringRef field);
 };
 

@@ -312,17 +312,7 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
                           FloatAttr());
     return success();
   }
-  // A gradient output of a multi-result backward kernel: into the param's
-  // gradient, a zeroed fresh buffer, or nothing when unused.
-  auto gradOut = [&](Value res) -> Value {
-    if (res.use_empty())
-      return {};
-    if (Value t = accumulateTarget(res))
-      return t;
-    Value buf = zeroed(loc, res.getType());
-    buffers[res] = buf;
-    return buf;
-  };
+  auto gradOut = [&](Value res) { return gradientOutput(loc, res); };
   if (auto n = dyn_cast<LayerNormGradOp>(op)) {
     Value dx = gradOut(n.getDinput()), dw = gradOut(n.getDweight()), db = gradOut(n.getDbias());
     if (!dx && !dw && !db)
@@ -457,6 +447,16 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
                          "lowering yet");
   handled = false;
   return success();
+}
+
+Value EntryLowering::gradientOutput(Location loc, Value res) {
+  if (res.use_empty())
+    return {};
+  if (Value t = accumulateTarget(res))
+    return t;
+  Value buf = zeroed(loc, res.getType());
+  buffers[res] = buf;
+  return buf;
 }
 
 LogicalResult EntryLowering::lowerTrainRepeat(RepeatOp op) {

@@ -24,17 +24,7 @@ using namespace mlir::bmb;
 LogicalResult EntryLowering::lowerTuneOp(Operation *op, bool &handled) {
   handled = true;
   Location loc = op->getLoc();
-  // A gradient output: into the param's gradient, a zeroed fresh buffer,
-  // or nothing when unused.
-  auto gradOut = [&](Value res) -> Value {
-    if (res.use_empty())
-      return {};
-    if (Value t = accumulateTarget(res))
-      return t;
-    Value buf = zeroed(loc, res.getType());
-    buffers[res] = buf;
-    return buf;
-  };
+  auto gradOut = [&](Value res) { return gradientOutput(loc, res); };
   if (auto e = dyn_cast<SoftEmbeddingOp>(op)) {
     Value out = alloc(loc, e.getResult().getType());
     b.create<ex::SoftEmbeddingOp>(loc, lookup(e.getIds()), lookup(e.getWeight()),

@@ -75,25 +75,6 @@ double clip_coefficient(double totalNorm, double maxNorm) {
 //===--- This rank's part of the trainable group (host/partition.cpp's
 // arithmetic on device buffers) --------------------------------------------===//
 
-namespace {
-
-void checkPart(const char *what, const Buffers &buf) {
-  const Partition &p = buf.part;
-  if (p.begin < 0 || p.end < p.begin || p.end > p.total || p.optStride < p.end - p.begin)
-    fail(std::string(what) + ": partition [" + std::to_string(p.begin) + ", " +
-         std::to_string(p.end) + ") of " + std::to_string(p.total) +
-         " elements is inconsistent (the app did not set Buffers::part?)");
-}
-
-// [lo, hi) = [at, at + n) within this rank's partition; false when empty.
-bool clip(const Buffers &buf, int64_t at, int64_t n, int64_t &lo, int64_t &hi) {
-  lo = std::max(at, buf.part.begin);
-  hi = std::min(at + n, buf.part.end);
-  return lo < hi;
-}
-
-} // namespace
-
 // The squares are summed per chunk of `chunk` elements (one device sum each,
 // in chunk order), so the total does not depend on how the group is split
 // over ranks: the partials are all-reduced (zeros from the other ranks add
@@ -102,7 +83,7 @@ template <>
 double grad_norm_part<float>(Context &ctx, const Buffers &buf, int64_t groupElems,
                              int64_t chunk) {
   ProfileScope profile(ctx, KernelKind::Optimizer);
-  checkPart("grad_norm_part", buf);
+  checkPartition("grad_norm_part", buf);
   if (chunk < 1)
     fail("grad_norm_part: chunk of " + std::to_string(chunk) + " elements");
   const Partition &p = buf.part;
@@ -127,7 +108,7 @@ double grad_norm_part<float>(Context &ctx, const Buffers &buf, int64_t groupElem
 }
 
 template <> void scale_part<float>(Context &ctx, const Buffers &buf, double s) {
-  checkPart("scale_part", buf);
+  checkPartition("scale_part", buf);
   scale_inplace<float>(ctx, (float *)buf.grads + buf.part.begin, buf.part.end - buf.part.begin,
                        s);
 }
@@ -136,9 +117,9 @@ template <>
 void adamw_update_part<float>(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
                               int64_t at, int64_t n, double lr, double beta1, double beta2,
                               double eps, double weightDecay, int64_t step) {
-  checkPart("adamw_update_part", buf);
+  checkPartition("adamw_update_part", buf);
   int64_t lo, hi;
-  if (!clip(buf, at, n, lo, hi))
+  if (!clipToPartition(buf, at, n, lo, hi))
     return;
   float *params = (float *)((char *)buf.params + groupParamOffset);
   float *m = (float *)buf.optState + (lo - buf.part.begin);
@@ -150,9 +131,9 @@ template <>
 void sgd_update_part<float>(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
                             int64_t at, int64_t n, double lr, double momentum,
                             double weightDecay, int64_t step) {
-  checkPart("sgd_update_part", buf);
+  checkPartition("sgd_update_part", buf);
   int64_t lo, hi;
-  if (!clip(buf, at, n, lo, hi))
+  if (!clipToPartition(buf, at, n, lo, hi))
     return;
   float *params = (float *)((char *)buf.params + groupParamOffset);
   float *momentumBuf = momentum != 0.0 ? (float *)buf.optState + (lo - buf.part.begin) : nullptr;

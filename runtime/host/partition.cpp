@@ -54,29 +54,10 @@ DType groupDType(const ProgramInfo &program) {
   return DType::F32;
 }
 
-namespace {
-
-void checkPart(const char *what, const Buffers &buf) {
-  const Partition &p = buf.part;
-  if (p.begin < 0 || p.end < p.begin || p.end > p.total || p.optStride < p.end - p.begin)
-    fail(std::string(what) + ": partition [" + std::to_string(p.begin) + ", " +
-         std::to_string(p.end) + ") of " + std::to_string(p.total) +
-         " elements is inconsistent (the app did not set Buffers::part?)");
-}
-
-// The param's elements [at, at + n) clipped to the partition: false if none.
-bool clip(const Buffers &buf, int64_t at, int64_t n, int64_t &lo, int64_t &hi) {
-  lo = std::max(at, buf.part.begin);
-  hi = std::min(at + n, buf.part.end);
-  return lo < hi;
-}
-
-} // namespace
-
 template <class T>
 double grad_norm_part(Context &ctx, const Buffers &buf, int64_t groupElems, int64_t chunk) {
   ProfileScope profile(ctx, KernelKind::Optimizer);
-  checkPart("grad_norm_part", buf);
+  checkPartition("grad_norm_part", buf);
   if (chunk < 1)
     fail("grad_norm_part: chunk of " + std::to_string(chunk) + " elements");
   const Partition &p = buf.part;
@@ -110,7 +91,7 @@ double grad_norm_part(Context &ctx, const Buffers &buf, int64_t groupElems, int6
 
 template <class T>
 void scale_part(Context &ctx, const Buffers &buf, double s) {
-  checkPart("scale_part", buf);
+  checkPartition("scale_part", buf);
   scale_inplace<T>(ctx, (T *)buf.grads + buf.part.begin, buf.part.end - buf.part.begin, s);
 }
 
@@ -118,9 +99,9 @@ template <class T>
 void adamw_update_part(Context &ctx, const Buffers &buf, int64_t groupParamOffset, int64_t at,
                        int64_t n, double lr, double beta1, double beta2, double eps,
                        double weightDecay, int64_t step) {
-  checkPart("adamw_update_part", buf);
+  checkPartition("adamw_update_part", buf);
   int64_t lo, hi;
-  if (!clip(buf, at, n, lo, hi))
+  if (!clipToPartition(buf, at, n, lo, hi))
     return;
   T *params = (T *)((char *)buf.params + groupParamOffset);
   T *m = (T *)buf.optState + (lo - buf.part.begin);
@@ -131,9 +112,9 @@ void adamw_update_part(Context &ctx, const Buffers &buf, int64_t groupParamOffse
 template <class T>
 void sgd_update_part(Context &ctx, const Buffers &buf, int64_t groupParamOffset, int64_t at,
                      int64_t n, double lr, double momentum, double weightDecay, int64_t step) {
-  checkPart("sgd_update_part", buf);
+  checkPartition("sgd_update_part", buf);
   int64_t lo, hi;
-  if (!clip(buf, at, n, lo, hi))
+  if (!clipToPartition(buf, at, n, lo, hi))
     return;
   T *params = (T *)((char *)buf.params + groupParamOffset);
   T *momentumBuf = momentum != 0.0 ? (T *)buf.optState + (lo - buf.part.begin) : nullptr;

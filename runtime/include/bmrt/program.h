@@ -14,6 +14,7 @@
 #include "bmrt/context.h"
 
 #include <cstdint>
+#include <string>
 
 namespace bmrt {
 
@@ -345,6 +346,24 @@ int tune_main(int argc, char **argv, const ProgramInfo &program);
 
 /// The partition of `rank` of `ranks` (Partition's comment).
 Partition partitionOf(const TrainInfo &train, int rank, int ranks);
+
+/// Fails, naming `what`, unless buf.part is a consistent partition: the
+/// *_part functions of every backend check this first.
+inline void checkPartition(const char *what, const Buffers &buf) {
+  const Partition &p = buf.part;
+  if (p.begin < 0 || p.end < p.begin || p.end > p.total || p.optStride < p.end - p.begin)
+    fail(std::string(what) + ": partition [" + std::to_string(p.begin) + ", " +
+         std::to_string(p.end) + ") of " + std::to_string(p.total) +
+         " elements is inconsistent (the app did not set Buffers::part?)");
+}
+
+/// Group elements [at, at + n) clipped to this rank's partition as [lo, hi);
+/// false when they do not meet.
+inline bool clipToPartition(const Buffers &buf, int64_t at, int64_t n, int64_t &lo, int64_t &hi) {
+  lo = at > buf.part.begin ? at : buf.part.begin;
+  hi = at + n < buf.part.end ? at + n : buf.part.end;
+  return lo < hi;
+}
 
 /// The element type of the trainable group (of the gradients and the
 /// optimizer state); F32 when nothing is trainable.

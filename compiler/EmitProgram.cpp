@@ -338,9 +338,9 @@ void Emitter::emitOp(Operation *op) {
        << in << "  a.keyMask = " << opt(a.getMask()) << ";\n"
        << in << "  attention" << (a.getPrefixK() ? "_prefix" : "") << "_forward<"
        << cType(mt(a.getOut()).getElementType()) << ">(ctx, a, ";
-    if (a.getPrefixK()) // prefix tuning: the prefix's rows, then its keys and values
+    if (a.getPrefixK()) // prefix tuning: the prefix's rows, keys, values and gate
       os << mt(a.getPrefixK()).getDimSize(0) << ", " << name(a.getPrefixK()) << ", "
-         << name(a.getPrefixV()) << ", ";
+         << name(a.getPrefixV()) << ", " << opt(a.getPrefixGate()) << ", ";
     os << name(a.getOut()) << ", " << name(a.getQ())
        << ", " << name(a.getK()) << ", " << name(a.getV()) << ", " << name(a.getKCache())
        << ", " << name(a.getVCache()) << ");\n"

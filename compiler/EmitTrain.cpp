@@ -222,10 +222,10 @@ bool Emitter::emitTrainOp(Operation *op) {
        << in << "  a.keyMask = " << opt(a.getMask()) << ";\n"
        << in << "  attention" << (a.getPrefixK() ? "_prefix" : "") << "_backward<"
        << elem(a.getQ()) << ">(ctx, a, ";
-    if (a.getPrefixK()) // prefix tuning: the prefixes and their gradients
+    if (a.getPrefixK()) // prefix tuning: the prefixes, their gate and gradients
       os << mt(a.getPrefixK()).getDimSize(0) << ", " << name(a.getPrefixK()) << ", "
-         << name(a.getPrefixV()) << ", " << name(a.getDprefixK()) << ", "
-         << name(a.getDprefixV()) << ", ";
+         << name(a.getPrefixV()) << ", " << opt(a.getPrefixGate()) << ", "
+         << name(a.getDprefixK()) << ", " << name(a.getDprefixV()) << ", ";
     os << name(a.getDq())
        << ", " << name(a.getDk()) << ", " << name(a.getDv()) << ", " << name(a.getDy()) << ", "
        << name(a.getQ()) << ", " << name(a.getK()) << ", " << name(a.getV()) << ");\n"

@@ -36,7 +36,8 @@
 // delta's output is multiplied by `bmb.iteration_gate` (0 where slots[i] is
 // -1), so the other iterations compute the backbone exactly and give the
 // params zero gradient. LoRA (unmerged) and adapters take per-iteration
-// selectors; prefix, BitFit and merged LoRA refuse them.
+// selectors, and prefixes (the gate masks the prefix out on the other
+// iterations); BitFit and merged LoRA refuse them.
 //
 // Then freezing: with any delta only the delta params (and bitfit's biases)
 // stay trainable; `train_only = [...]` keeps the selected params trainable
@@ -520,19 +521,18 @@ struct DeltaRewriter {
              << "prefix: reparameterize = true (OpenDelta's Embedding -> Linear -> tanh -> "
                 "Linear) is not implemented yet; the prefixes are trained directly";
     int64_t length = delta.getAs<IntegerAttr>("length").getInt();
-    // The attentions to prefix: inside the selected layers, or all of them.
-    llvm::SetVector<Operation *> attentions;
-    auto collect = [&](Operation *root) {
-      root->walk([&](AttentionOp a) { attentions.insert(a); });
+    // The attentions to prefix: inside the selected layers (on the selected
+    // iterations), or all of them.
+    llvm::MapVector<Operation *, Selected> attentions;
+    auto collect = [&](Operation *root, const Selected &x) {
+      root->walk([&](AttentionOp a) { attentions.insert({a, x}); });
     };
     if (delta.get("on") || delta.get("exclude")) {
       auto sel = select(delta, "prefix", {});
-      if (failed(sel) ||
-          failed(refusePerIteration(*sel, "prefix",
-                                    "a prefix on some iterations is not implemented yet")))
+      if (failed(sel))
         return failure();
       for (const Selected &x : *sel)
-        collect(x.site.op);
+        collect(x.site.op, x);
       if (attentions.empty()) {
         std::string kinds;
         for (const Selected &x : *sel)
@@ -542,13 +542,13 @@ struct DeltaRewriter {
       }
     } else {
       for (func::FuncOp f : entries)
-        collect(f);
+        collect(f, Selected{});
       if (attentions.empty())
         return emitError(deltaLoc())
                << "prefix: model '" << model.getSymName() << "' has no attention";
     }
     llvm::StringMap<std::pair<ParamOp, ParamOp>> made; // prefill and decode share them
-    for (Operation *op : attentions) {
+    for (auto &[op, x] : attentions) {
       auto attn = cast<AttentionOp>(op);
       if (attn.getPrefixKey())
         return emitError(deltaLoc()) << "prefix: an attention of '" << ownerPath(op)
@@ -568,7 +568,7 @@ struct DeltaRewriter {
         SmallVector<ParamOp> ps;
         for (StringRef suffix : {"prefix_key", "prefix_value"}) {
           auto p = addParam(site, suffix, {length, k.getShape().back()}, k.getElementType(),
-                            InitAttr::get(ctx, InitKind::Normal, 0.02), repeats);
+                            InitAttr::get(ctx, InitKind::Normal, 0.02), repeats, x.iterations);
           if (failed(p))
             return failure();
           ps.push_back(*p);
@@ -581,8 +581,18 @@ struct DeltaRewriter {
       for (RepeatOp r : repeats)
         indices.push_back(indexIn(scope, r));
       OpBuilder b(op);
-      attn.getPrefixKeyMutable().assign(read(b, attn.getLoc(), pk, indices));
-      attn.getPrefixValueMutable().assign(read(b, attn.getLoc(), pv, indices));
+      Location loc = attn.getLoc();
+      if (!x.iterations.empty()) {
+        // On some iterations: read the iteration's slot; the gate turns the
+        // prefix off (masks it out) on the others.
+        Value iv = indices.back();
+        indices.back() = slotIndex(b, loc, x, iv);
+        auto t = RankedTensorType::get({1}, k.getElementType());
+        attn.getPrefixGateMutable().assign(
+            b.create<IterationGateOp>(loc, t, iv, b.getDenseI64ArrayAttr(x.slots())));
+      }
+      attn.getPrefixKeyMutable().assign(read(b, loc, pk, indices));
+      attn.getPrefixValueMutable().assign(read(b, loc, pv, indices));
     }
     return success();
   }

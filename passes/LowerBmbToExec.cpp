@@ -349,8 +349,9 @@ LogicalResult EntryLowering::lowerAttention(AttentionOp a) {
   Value mask = a.getMask() ? lookup(a.getMask()) : Value();
   Value pk = a.getPrefixKey() ? lookup(a.getPrefixKey()) : Value();
   Value pv = a.getPrefixValue() ? lookup(a.getPrefixValue()) : Value();
+  Value gate = a.getPrefixGate() ? lookup(a.getPrefixGate()) : Value();
   b.create<ex::AttentionOp>(loc, lookup(a.getQuery()), kBuf, vBuf, kCache, vCache, mask, pk, pv,
-                            out, start, rowsFor(seqDim(a.getQuery())), a.getCausalAttr(),
+                            gate, out, start, rowsFor(seqDim(a.getQuery())), a.getCausalAttr(),
                             a.getHeadsAttr(), a.getKvHeadsAttr(),
                             b.getI64IntegerAttr(headDim), b.getI64IntegerAttr(cap),
                             a.getScaleAttr());

@@ -337,7 +337,8 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
     b.create<ex::AttentionGradOp>(loc, lookup(a.getGrad()), lookup(a.getQuery()),
                                   lookup(a.getKey()), lookup(a.getValue()),
                                   a.getMask() ? lookup(a.getMask()) : Value(), pk, pv, dpk, dpv,
-                                  dq, dk, dv,
+                                  a.getPrefixGate() ? lookup(a.getPrefixGate()) : Value(), dq,
+                                  dk, dv,
                                   a.getCausalAttr(), a.getHeadsAttr(), a.getKvHeadsAttr(),
                                   b.getI64IntegerAttr(width / a.getHeads()), a.getScaleAttr());
     return success();

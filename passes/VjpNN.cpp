@@ -91,9 +91,10 @@ LogicalResult vjpAttention(AttentionOp op, VjpContext &ctx) {
   // batch by the kernel).
   Value pk = op.getPrefixKey() ? ctx.primal(op.getPrefixKey()) : Value();
   Value pv = op.getPrefixValue() ? ctx.primal(op.getPrefixValue()) : Value();
+  Value gate = op.getPrefixGate() ? ctx.primal(op.getPrefixGate()) : Value();
   auto g = ctx.builder().create<AttentionGradOp>(
       op.getLoc(), ctx.grad(op.getResult()), ctx.primal(op.getQuery()),
-      ctx.primal(op.getKey()), ctx.primal(op.getValue()), mask, pk, pv,
+      ctx.primal(op.getKey()), ctx.primal(op.getValue()), mask, pk, pv, gate,
       op.getHeadsAttr(), op.getKvHeadsAttr(), op.getCausalAttr(),
       op.getScaleAttr());
   SmallVector<Value> inputs = {op.getQuery(), op.getKey(), op.getValue()};

@@ -126,6 +126,7 @@ Result AttentionGradOp::applyShapeRule(Adaptor a) {
       v = s(a.getValue());
   const Sig *mask = s.optional(a.getMask());
   const Sig *pk = s.optional(a.getPrefixKey()), *pv = s.optional(a.getPrefixValue());
+  const Sig *gate = s.optional(a.getPrefixGate());
   const auto &p = a.getProperties();
   std::vector<Sig> grads = {q, k, v};
   if (pk && pv)
@@ -133,7 +134,7 @@ Result AttentionGradOp::applyShapeRule(Adaptor a) {
   return expectGrad(
       s,
       attentionPrefixRule(s, attentionRule(s, q, k, v, mask, p.heads, p.kv_heads, p.scale), k,
-                          pk, pv),
+                          pk, pv, gate),
       dy, grads);
 }
 

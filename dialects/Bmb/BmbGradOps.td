@@ -212,6 +212,7 @@ def Bmb_AttentionGradOp : Bmb_RuleOp<"attention_grad", [AttrSizedOperandSegments
                        Bmb_Tensor:$value, Optional<Bmb_Tensor>:$mask,
                        Optional<Bmb_Tensor>:$prefix_key,
                        Optional<Bmb_Tensor>:$prefix_value,
+                       Optional<Bmb_Tensor>:$prefix_gate,
                        I64Attr:$heads, I64Attr:$kv_heads, UnitAttr:$causal,
                        F64Attr:$scale);
   // dprefix: none, or the gradients of prefix_key and prefix_value.
@@ -219,7 +220,7 @@ def Bmb_AttentionGradOp : Bmb_RuleOp<"attention_grad", [AttrSizedOperandSegments
                       Bmb_Tensor:$dvalue, Variadic<Bmb_Tensor>:$dprefix);
   let assemblyFormat = [{
     $grad `,` $query `,` $key `,` $value (`,` $mask^)?
-    (`prefix` `(` $prefix_key^ `,` $prefix_value `)`)? attr-dict `:`
+    (`prefix` `(` $prefix_key^ `,` $prefix_value `)`)? (`gate` $prefix_gate^)? attr-dict `:`
     functional-type(operands, results)
   }];
 }

@@ -60,7 +60,7 @@ public:
 private:
   const char *op;
   std::string message;
-  std::array<shapes::Sig, 3> optionals;
+  std::array<shapes::Sig, 4> optionals;
   unsigned numOptionals = 0;
 };
 
@@ -112,7 +112,9 @@ inline Result attentionRule(const Sigs &s, const shapes::Sig &q,
 /// [P, kv width] each, of the key's dtype. An error result, or `forward`.
 inline Result attentionPrefixRule(const Sigs &s, const Result &forward,
                                   const shapes::Sig &k, const shapes::Sig *pk,
-                                  const shapes::Sig *pv) {
+                                  const shapes::Sig *pv, const shapes::Sig *gate) {
+  if (gate && (!pk || gate->shape != shapes::Shape{1}))
+    return s.fail("a prefix gate must be one element, of an attention with a prefix");
   if (!forward.ok() || (!pk && !pv))
     return forward;
   if (!pk || !pv)

@@ -169,7 +169,8 @@ def Bmb_AttentionOp : Bmb_RuleOp<"attention", [AttrSizedOperandSegments]> {
     `[P, kv_heads * head_dim]`, every sequence's keys and values are
     `[pk; key]` and `[pv; value]`: every query sees the P prefix positions
     before its causal window, and the mask (which covers `key` only) never
-    hides them.
+    hides them. `gate %g` (a one-element `bmb.iteration_gate`, for a prefix
+    on some iterations of a repeat) turns the prefix off where it is 0.
 
     ```mlir
     %y = bmb.attention %q, %k, %v {causal, heads = 6 : i64, kv_heads = 6 : i64,
@@ -180,12 +181,12 @@ def Bmb_AttentionOp : Bmb_RuleOp<"attention", [AttrSizedOperandSegments]> {
   }];
   let arguments = (ins Bmb_Tensor:$query, Bmb_Tensor:$key, Bmb_Tensor:$value,
                        Optional<Bmb_Tensor>:$mask, Optional<Bmb_Tensor>:$prefix_key,
-                       Optional<Bmb_Tensor>:$prefix_value, I64Attr:$heads,
-                       I64Attr:$kv_heads, UnitAttr:$causal, F64Attr:$scale);
+                       Optional<Bmb_Tensor>:$prefix_value, Optional<Bmb_Tensor>:$prefix_gate,
+                       I64Attr:$heads, I64Attr:$kv_heads, UnitAttr:$causal, F64Attr:$scale);
   let results = (outs Bmb_Tensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`,` $mask^)?
-    (`prefix` `(` $prefix_key^ `,` $prefix_value `)`)? attr-dict `:`
+    (`prefix` `(` $prefix_key^ `,` $prefix_value `)`)? (`gate` $prefix_gate^)? attr-dict `:`
     functional-type(operands, results)
   }];
   // Most attentions have no prefix: the builder without it.
@@ -195,7 +196,7 @@ def Bmb_AttentionOp : Bmb_RuleOp<"attention", [AttrSizedOperandSegments]> {
                    "::mlir::IntegerAttr":$kv_heads, "::mlir::UnitAttr":$causal,
                    "::mlir::FloatAttr":$scale), [{
       build($_builder, $_state, result, query, key, value, mask, ::mlir::Value(),
-            ::mlir::Value(), heads, kv_heads, causal, scale);
+            ::mlir::Value(), ::mlir::Value(), heads, kv_heads, causal, scale);
     }]>
   ];
 }

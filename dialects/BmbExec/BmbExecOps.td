@@ -374,7 +374,9 @@ def BmbExec_AttentionOp : BmbExec_Op<"attention", [AttrSizedOperandSegments]> {
     With `prefix %pk, %pv` (prefix tuning, both `[P, kv width]`) the caches
     hold the prefix in their first P rows and the tokens after it
     (bmrt::attention_prefix_forward writes the prefix, then attends from
-    `start + P`); `capacity` counts the P rows, the mask does not.
+    `start + P`); `capacity` counts the P rows, the mask does not. `gate`
+    (one element): where 0 the prefix rows are masked out (a prefix on some
+    iterations of a repeat).
 
     ```mlir
     bmb_exec.attention %q, %k, %v cache %kc, %vc outs(%o) start %start rows %rows
@@ -385,12 +387,14 @@ def BmbExec_AttentionOp : BmbExec_Op<"attention", [AttrSizedOperandSegments]> {
   let arguments = (ins BmbExec_Buffer:$q, BmbExec_Buffer:$k, BmbExec_Buffer:$v, BmbExec_Buffer:$k_cache,
                        BmbExec_Buffer:$v_cache, Optional<BmbExec_Buffer>:$mask,
                        Optional<BmbExec_Buffer>:$prefix_k, Optional<BmbExec_Buffer>:$prefix_v,
+                       Optional<BmbExec_Buffer>:$prefix_gate,
                        BmbExec_Buffer:$out, Index:$start, Optional<Index>:$rows,
                        UnitAttr:$causal, I64Attr:$heads, I64Attr:$kv_heads, I64Attr:$head_dim,
                        I64Attr:$capacity, F64Attr:$scale);
   let assemblyFormat = [{
     $q `,` $k `,` $v `cache` $k_cache `,` $v_cache (`mask` $mask^ `:` type($mask))?
     (`prefix` $prefix_k^ `,` $prefix_v `:` type($prefix_k) `,` type($prefix_v))?
+    (`gate` $prefix_gate^ `:` type($prefix_gate))?
     `outs` `(` $out `)` `start` $start (`rows` $rows^)? attr-dict `:` type($q) `,` type($k)
     `,` type($v) `,` type($k_cache) `,` type($v_cache) `->` type($out)
   }];

@@ -188,6 +188,7 @@ def BmbExec_AttentionGradOp : BmbExec_Op<"attention_grad", [AttrSizedOperandSegm
                        BmbExec_Buffer:$v, Optional<BmbExec_Buffer>:$mask,
                        Optional<BmbExec_Buffer>:$prefix_k, Optional<BmbExec_Buffer>:$prefix_v,
                        Optional<BmbExec_Buffer>:$dprefix_k, Optional<BmbExec_Buffer>:$dprefix_v,
+                       Optional<BmbExec_Buffer>:$prefix_gate,
                        BmbExec_Buffer:$dq, BmbExec_Buffer:$dk, BmbExec_Buffer:$dv,
                        UnitAttr:$causal, I64Attr:$heads, I64Attr:$kv_heads, I64Attr:$head_dim,
                        F64Attr:$scale);
@@ -195,6 +196,7 @@ def BmbExec_AttentionGradOp : BmbExec_Op<"attention_grad", [AttrSizedOperandSegm
     $dy `,` $q `,` $k `,` $v (`mask` $mask^ `:` type($mask))?
     (`prefix` $prefix_k^ `,` $prefix_v `grads` $dprefix_k `,` $dprefix_v `:` type($prefix_k) `,`
      type($prefix_v) `,` type($dprefix_k) `,` type($dprefix_v))?
+    (`gate` $prefix_gate^ `:` type($prefix_gate))?
     `outs` `(` $dq `,` $dk `,` $dv `)`
     attr-dict `:` type($dy) `,` type($q) `,` type($k) `,` type($v) `->` type($dq) `,`
     type($dk) `,` type($dv)

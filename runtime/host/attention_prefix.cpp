@@ -7,7 +7,9 @@
 // (a query at token position t sees cache rows [0, P + t]: the whole prefix,
 // then its causal window). The caches are the KV cache of an infer program
 // (capacity P + ctx) or the lowering's [batch, P + rows] buffers in training.
-// A padding mask covers the tokens only; it is widened with P ones here.
+// A padding mask covers the tokens only; it is widened with P ones here (P
+// zeros where the gate turns the prefix off, for a layer of a repeat whose
+// prefix covers some iterations only).
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/kernels.h"
@@ -21,8 +23,8 @@ namespace bmrt {
 
 template <class T>
 void attention_prefix_forward(Context &ctx, const AttentionArgs &args, int64_t prefixRows,
-                              const T *pk, const T *pv, T *out, const T *q, const T *k,
-                              const T *v, T *k_cache, T *v_cache) {
+                              const T *pk, const T *pv, const T *gate, T *out, const T *q,
+                              const T *k, const T *v, T *k_cache, T *v_cache) {
   const int64_t P = prefixRows, kvDim = args.kvHeads * args.headDim, cap = args.cacheCapacity;
   if (P < 1 || P + args.start + args.rows > cap)
     fail("attention_prefix_forward: " + std::to_string(P) + " prefix rows and rows [" +
@@ -36,14 +38,19 @@ void attention_prefix_forward(Context &ctx, const AttentionArgs &args, int64_t p
   }
   AttentionArgs a = args;
   a.start = args.start + P;
+  const bool on = !gate || gate[0] != T(0);
   std::unique_ptr<int32_t[]> mask;
-  if (args.keyMask) {
-    // [batch, cap]: the prefix always visible, then the tokens' mask.
+  if (args.keyMask || !on) {
+    // [batch, cap]: the prefix visible (or not, gated off), then the
+    // tokens' mask (or all visible).
     mask.reset(new int32_t[args.batch * cap]);
     for (int64_t b = 0; b < args.batch; ++b) {
-      std::fill(mask.get() + b * cap, mask.get() + b * cap + P, 1);
-      std::memcpy(mask.get() + b * cap + P, args.keyMask + b * (cap - P),
-                  sizeof(int32_t) * (cap - P));
+      int32_t *row = mask.get() + b * cap;
+      std::fill(row, row + P, on ? 1 : 0);
+      if (args.keyMask)
+        std::memcpy(row + P, args.keyMask + b * (cap - P), sizeof(int32_t) * (cap - P));
+      else
+        std::fill(row + P, row + cap, 1);
     }
     a.keyMask = mask.get();
   }
@@ -51,12 +58,12 @@ void attention_prefix_forward(Context &ctx, const AttentionArgs &args, int64_t p
 }
 
 template void attention_prefix_forward<float>(Context &, const AttentionArgs &, int64_t,
-                                              const float *, const float *, float *,
                                               const float *, const float *, const float *,
-                                              float *, float *);
+                                              float *, const float *, const float *,
+                                              const float *, float *, float *);
 template void attention_prefix_forward<double>(Context &, const AttentionArgs &, int64_t,
-                                               const double *, const double *, double *,
-                                               const double *, const double *,
+                                               const double *, const double *, const double *,
+                                               double *, const double *, const double *,
                                                const double *, double *, double *);
 
 } // namespace bmrt

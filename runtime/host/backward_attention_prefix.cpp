@@ -21,8 +21,9 @@ namespace bmrt {
 
 template <class T>
 void attention_prefix_backward(Context &ctx, const AttentionArgs &args, int64_t prefixRows,
-                               const T *pk, const T *pv, T *dpk, T *dpv, T *dq, T *dk, T *dv,
-                               const T *dout, const T *q, const T *k, const T *v) {
+                               const T *pk, const T *pv, const T *gate, T *dpk, T *dpv, T *dq,
+                               T *dk, T *dv, const T *dout, const T *q, const T *k,
+                               const T *v) {
   const int64_t P = prefixRows, R = args.rows, B = args.batch;
   const int64_t kvDim = args.kvHeads * args.headDim, NK = P + R;
   if (P < 1 || args.start != 0)
@@ -46,15 +47,19 @@ void attention_prefix_backward(Context &ctx, const AttentionArgs &args, int64_t 
   a.kvRowStride = kvDim;
   a.kvBatchStride = NK * kvDim;
   a.cacheCapacity = NK;
+  const bool on = !gate || gate[0] != T(0);
   std::unique_ptr<int32_t[]> mask;
-  if (args.keyMask) {
-    // [batch, P + R]: the prefix always visible, then the tokens' mask
-    // (whose rows are args.cacheCapacity long).
+  if (args.keyMask || !on) {
+    // [batch, P + R]: the prefix visible (unless gated off), then the
+    // tokens' mask (whose rows are args.cacheCapacity long) or all visible.
     mask.reset(new int32_t[B * NK]);
     for (int64_t b = 0; b < B; ++b) {
-      std::fill(mask.get() + b * NK, mask.get() + b * NK + P, 1);
-      std::memcpy(mask.get() + b * NK + P, args.keyMask + b * args.cacheCapacity,
-                  sizeof(int32_t) * R);
+      int32_t *row = mask.get() + b * NK;
+      std::fill(row, row + P, on ? 1 : 0);
+      if (args.keyMask)
+        std::memcpy(row + P, args.keyMask + b * args.cacheCapacity, sizeof(int32_t) * R);
+      else
+        std::fill(row + P, row + NK, 1);
     }
     a.keyMask = mask.get();
   }
@@ -76,13 +81,14 @@ void attention_prefix_backward(Context &ctx, const AttentionArgs &args, int64_t 
 }
 
 template void attention_prefix_backward<float>(Context &, const AttentionArgs &, int64_t,
-                                               const float *, const float *, float *, float *,
-                                               float *, float *, float *, const float *,
-                                               const float *, const float *, const float *);
+                                               const float *, const float *, const float *,
+                                               float *, float *, float *, float *, float *,
+                                               const float *, const float *, const float *,
+                                               const float *);
 template void attention_prefix_backward<double>(Context &, const AttentionArgs &, int64_t,
-                                                const double *, const double *, double *,
-                                                double *, double *, double *, double *,
                                                 const double *, const double *, const double *,
-                                                const double *);
+                                                double *, double *, double *, double *,
+                                                double *, const double *, const double *,
+                                                const double *, const double *);
 
 } // namespace bmrt

@@ -57,6 +57,8 @@ Hugging Face names, the deltas under ours (h.attn.q.lora_a, [layers, ...]).
   jobs (adapters copied in; BitFit's deltas are backbone biases, restored
   from their pristine copy for none). Every none is bit-identical to the
   backbone job.
+  prefix-iter: 1, 2, 3 and 8 with the prefix on layer 1 of 2 only
+     (`h.1.attn`; layer 0's past_key_values are empty);
   prefix only:
   8. INFER_EXE (the infer job with the same prefix) on the checkpoint of 2:
      the logits of its prefill and of a decode step (the KV cache holds the
@@ -92,6 +94,7 @@ DELTAS = {
     "adapter": dict(dim=8, on=("attn", "mlp")),
     "bitfit": dict(),
     "prefix": dict(length=4),
+    "prefix-iter": dict(length=4, layers=(1,)),
 }
 THREADS = ["--threads", "2"]
 SEED = 5  # --seed of every run: LoRA dropout's masks
@@ -138,9 +141,10 @@ class Setup:
                 out["h.%s.adapter.down.b" % m] = n(L, d["dim"])
                 out["h.%s.adapter.up.w" % m] = n(L, D, d["dim"])
                 out["h.%s.adapter.up.b" % m] = n(L, D)
-        elif self.kind == "prefix":
+        elif self.kind.startswith("prefix"):
+            stack = len(d.get("layers", range(L)))
             for part in ("key", "value"):
-                out["h.attn.prefix_%s" % part] = n(L, d["length"], D)
+                out["h.attn.prefix_%s" % part] = n(stack, d["length"], D)
         return out
 
     def batch(self, step):
@@ -203,7 +207,7 @@ def reference(s, deltas):
                     y = y + h @ uw[i].T + ub[i]
                     return (y,) + tuple(out[1:]) if isinstance(out, tuple) else y
                 getattr(block, m).register_forward_hook(adapter)
-        elif s.kind == "prefix":
+        elif s.kind.startswith("prefix"):
             # GPT-2's causal mask buffer covers n_positions keys; the prefix
             # adds P: a larger lower triangle (the same mask otherwise).
             n = s.c["ctx"] + d["length"]
@@ -215,13 +219,18 @@ def reference(s, deltas):
 
 def prefix_past(s, leaves, batch):
     """Each layer's (key, value) prefixes as past_key_values: [batch, heads,
-    P, head_dim], the same leaves for every sequence."""
+    P, head_dim], the same leaves for every sequence; empty (P = 0) for a
+    layer without a prefix."""
     H = s.c["heads"]
+    layers = list(DELTAS[s.kind].get("layers", range(s.L)))
     out = []
     for i in range(s.L):
         kv = []
         for part in ("key", "value"):
-            x = leaves["h.attn.prefix_%s" % part][i]  # [P, D], heads major
+            if i not in layers:
+                kv.append(torch.zeros(batch, H, 0, s.D // H))
+                continue
+            x = leaves["h.attn.prefix_%s" % part][layers.index(i)]  # [P, D], heads major
             P = x.shape[0]
             kv.append(x.view(P, H, s.D // H).permute(1, 0, 2).unsqueeze(0)
                       .expand(batch, H, P, s.D // H))
@@ -249,7 +258,7 @@ def check_step(fails, s, exe):
         return
     model, leaves = reference(s, s.deltas)
     tokens, targets = s.batch(0)
-    if s.kind == "prefix":
+    if s.kind.startswith("prefix"):
         logits = prefix_logits(s, model, leaves, tokens)
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
                                                  targets.reshape(-1))
@@ -664,7 +673,7 @@ def main(argv):
         check_delta_checkpoint(fails, s, exe, ckpt)
     if kind == "adapter" and ckpt and len(argv) > 3:
         check_adapter_infer(fails, s, ckpt, argv[3])
-    if kind == "prefix" and ckpt and len(argv) > 3:
+    if kind.startswith("prefix") and ckpt and len(argv) > 3:
         check_prefix_infer(fails, s, ckpt, argv[3])
     if kind == "lora":
         check_fresh_lora(fails, s, exe)

@@ -200,6 +200,7 @@ private:
         Value vv = linear("h.attn", "v", v[0], v[1], d);
         Value y = b.create<AttentionOp>(
             loc, q, k, vv, /*mask=*/Value(), /*prefix_key=*/Value(), /*prefix_value=*/Value(),
+            /*prefix_gate=*/Value(),
             c.heads, c.heads, /*causal=*/true,
             llvm::APFloat(1.0 / std::sqrt(double(hd))));
         return linear("h.attn", "o", v[0], y, d);

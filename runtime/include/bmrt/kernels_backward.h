@@ -164,11 +164,14 @@ void attention_backward(Context &ctx, const AttentionArgs &args, T *dq, T *dk, T
 /// of prefix seen by every query, never masked (keyMask [batch, rows] covers
 /// the tokens). dq, dk, dv accumulated as attention_backward's; dpk, dpv
 /// [P, kvHeads*headDim] accumulate the prefixes' gradients summed over the
-/// batch (in batch order). Scratch: four [batch, P+rows, kv width] buffers.
+/// batch (in batch order). gate as attention_prefix_forward's (where 0 the
+/// prefix is masked out and dpk, dpv get nothing). Scratch: four
+/// [batch, P+rows, kv width] buffers.
 template <class T>
 void attention_prefix_backward(Context &ctx, const AttentionArgs &args, int64_t prefixRows,
-                               const T *pk, const T *pv, T *dpk, T *dpv, T *dq, T *dk, T *dv,
-                               const T *dout, const T *q, const T *k, const T *v);
+                               const T *pk, const T *pv, const T *gate, T *dpk, T *dpv, T *dq,
+                               T *dk, T *dv, const T *dout, const T *q, const T *k,
+                               const T *v);
 
 //===----------------------------------------------------------------------===//
 // Row ops

@@ -255,23 +255,3 @@ bmb.model @M layer "M" {
 }
 // expected-error @+1 {{bmb-insert-deltas: model @M already has @loss; deltas are inserted before bmb-attach-loss}}
 bmb.job @t train for @M {batch = 2 : i64, seq = 4 : i64, freeze = "w"}
-
-// -----
-
-// A prefix on some iterations only.
-bmb.model @M layer "M" {
-  func.func @forward(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
-    %y = bmb.repeat 2 "h" layer "Blk" iter(%x) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
-    ^bb0(%i: index, %a: tensor<2x4x8xf32>):
-      %t = bmb.layer "attn" layer "Attention" (%a) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
-      ^bb0(%v: tensor<2x4x8xf32>):
-        %r = bmb.attention %v, %v, %v {causal, heads = 2 : i64, kv_heads = 2 : i64, scale = 0.5 : f64} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
-        bmb.yield %r : tensor<2x4x8xf32>
-      }
-      bmb.yield %t : tensor<2x4x8xf32>
-    }
-    return %y : tensor<2x4x8xf32>
-  }
-}
-// expected-error @+1 {{prefix: 'h.attn' is selected on some iterations of repeat 'h' only; a prefix on some iterations is not implemented yet}}
-bmb.job @t train for @M {batch = 2 : i64, seq = 4 : i64, delta = {kind = "prefix", length = 2 : i64, on = ["h.0.attn"]}}

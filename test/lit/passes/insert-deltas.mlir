@@ -360,3 +360,31 @@ bmb.model @PerIteration layer "M" {
   }
 }
 bmb.job @t train for @PerIteration {batch = 2 : i64, seq = 4 : i64, delta = [{kind = "lora", rank = 2 : i64, alpha = 4.0 : f64, on = ["h.1.q"]}, {kind = "adapter", dim = 2 : i64, on = ["h.q"], exclude = ["h.1.q"]}]}
+
+// -----
+
+// A prefix on iteration 0 of 2: stacked over that iteration only, read at its
+// slot, and gated (masked out on iteration 1).
+// CHECK-LABEL: bmb.model @PrefixSome
+// CHECK:      bmb.param @h.attn.prefix_key : tensor<1x3x8xf32> init normal(0.02) stacked 1 {bmb.delta}
+// CHECK:      ^bb0(%[[V:.*]]: tensor<2x4x8xf32>, %[[J:.*]]: index):
+// CHECK-NEXT:   %[[S:.*]] = bmb.iteration_slot %[[J]] [0, -1]
+// CHECK-NEXT:   %[[G:.*]] = bmb.iteration_gate %[[J]] [0, -1] : tensor<1xf32>
+// CHECK-NEXT:   %[[PK:.*]] = bmb.param_get @h.attn.prefix_key[%[[S]]] : tensor<3x8xf32>
+// CHECK-NEXT:   %[[PV:.*]] = bmb.param_get @h.attn.prefix_value[%[[S]]] : tensor<3x8xf32>
+// CHECK-NEXT:   bmb.attention %[[V]], %[[V]], %[[V]] prefix(%[[PK]], %[[PV]]) gate %[[G]] {causal
+bmb.model @PrefixSome layer "M" {
+  func.func @forward(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    %y = bmb.repeat 2 "h" layer "Blk" iter(%x) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    ^bb0(%i: index, %a: tensor<2x4x8xf32>):
+      %t = bmb.layer "attn" layer "Attention" (%a) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+      ^bb0(%v: tensor<2x4x8xf32>):
+        %r = bmb.attention %v, %v, %v {causal, heads = 2 : i64, kv_heads = 2 : i64, scale = 0.5 : f64} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+        bmb.yield %r : tensor<2x4x8xf32>
+      }
+      bmb.yield %t : tensor<2x4x8xf32>
+    }
+    return %y : tensor<2x4x8xf32>
+  }
+}
+bmb.job @t train for @PrefixSome {batch = 2 : i64, seq = 4 : i64, delta = {kind = "prefix", length = 3 : i64, on = ["h.0.attn"]}}

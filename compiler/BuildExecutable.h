@@ -13,6 +13,11 @@ namespace bmb {
 /// returns false on failure.
 bool buildExecutable(const std::string &source, const std::string &output, const char *argv0);
 
+/// The same for the cuda target (BuildCudaExecutable.cpp): nvcc, the CUDA
+/// backend of libbmrt, cuBLASLt, cuBLAS, NCCL.
+bool buildCudaExecutable(const std::string &source, const std::string &output,
+                         const char *argv0);
+
 } // namespace bmb
 
 #endif // BMB_COMPILER_BUILDEXECUTABLE_H

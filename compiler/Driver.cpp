@@ -78,7 +78,9 @@ const char *kOptionHelp = R"(Options:
   --print-pipeline      list the passes that run for the job
   --dump-ir=after-all   print the IR after every pass (the first dump is
                         MLIRGen's output); --dump-ir=PASS after one pass
-  --target=host|cuda    the target (default host)
+  --target=host|cuda    the target (default host); cuda builds with nvcc
+                        against the CUDA backend of libbmrt, whose executables
+                        so far stop after opening the GPU (docs/building.md)
   -x bmb|mlir           the input language (default: from the extension)
   --locations           print source locations (loc(...)) in IR output, so IR
                         read back with -x mlir still points at the .bmb lines
@@ -195,8 +197,10 @@ model graph; --stats prints the parameter and memory table; --dump-ir=after-all
 prints the IR after every pass. For a train job, -o EXE builds a training
 executable (forward_backward, optimizer_step and evaluate entries, data,
 checkpoints, the step loop); --dump-ir=bmb-insert-optimizer shows its model
-graph with the loss, backward pass and optimizer. Tune and compress jobs stop
-after the front end.
+graph with the loss, backward pass and optimizer. For a tune job, -o EXE builds
+a tuning executable (labelled data, prompt assembly, the deltas and prompt
+params trained, accuracy, delta-only checkpoints). Compress jobs stop after
+the front end.
 
 Imports are searched next to the importing file, then in -I directories,
 then in the standard library's root (stdlib/nn.bmb is found from anywhere).
@@ -303,11 +307,6 @@ int bmb::driverMain(int argc, char **argv) {
     return kExitUsageError;
   }
 #endif
-  if (opts.target == "cuda" && (opts.emit == Emit::CUDA || opts.emit == Emit::None)) {
-    llvm::errs() << "bmbc: error: the cuda target's runtime backend is not implemented yet "
-                    "(the host target builds and runs the same source)\n";
-    return kExitNotImplemented;
-  }
   bool wantsExecutable = opts.emit == Emit::None && opts.output != "-" &&
                          !opts.stats && !opts.printPipeline && opts.dumpIR.empty();
 
@@ -410,22 +409,25 @@ int bmb::driverMain(int argc, char **argv) {
   // The job decides the pipeline: an infer job runs the infer pipeline, a
   // train job the train pipeline (--emit=bmb stops after the front end for
   // every job; --dump-ir=bmb-insert-optimizer shows a train job's graph with
-  // its loss, backward and updates); IR already on its way
+  // its loss, backward and updates); a tune job runs the tune pipeline (the
+  // train pipeline after bmb-lower-prompts); IR already on its way
   // to an execution plan runs the plan's passes (the infer pipeline's, which
-  // leave a lowered program to fusion and planning); tune and compress jobs
-  // stop after the front end.
-  bool inferJob = false, trainJob = false, lowered = false;
+  // leave a lowered program to fusion and planning); compress jobs stop
+  // after the front end.
+  bool inferJob = false, trainJob = false, tuneJob = false, lowered = false;
   for (auto job : module->getOps<mlir::bmb::JobOp>()) {
     inferJob |= job.getKind() == mlir::bmb::JobKind::Infer;
     trainJob |= job.getKind() == mlir::bmb::JobKind::Train;
+    tuneJob |= job.getKind() == mlir::bmb::JobKind::Tune;
   }
   for (auto program : module->getOps<mlir::bmb::exec::ProgramOp>()) {
     (void)program;
     lowered = true;
   }
-  if ((opts.emit == Emit::CUDA || wantsExecutable) && !inferJob && !trainJob && !lowered) {
-    llvm::errs() << "bmbc: error: only infer and train jobs build executables so far; "
-                    "tuning and compression executables are not implemented yet\n";
+  if ((opts.emit == Emit::CUDA || wantsExecutable) && !inferJob && !trainJob && !tuneJob &&
+      !lowered) {
+    llvm::errs() << "bmbc: error: only infer, train and tune jobs build executables so far; "
+                    "compression executables are not implemented yet\n";
     return kExitNotImplemented;
   }
   // zero = auto compiles its candidate plans first and writes the choice
@@ -440,6 +442,8 @@ int bmb::driverMain(int argc, char **argv) {
     mlir::bmb::populateInferPipeline(pm);
   } else if (trainJob) {
     mlir::bmb::populateTrainPipeline(pm);
+  } else if (tuneJob) {
+    mlir::bmb::populateTunePipeline(pm);
   } else {
     mlir::bmb::populateFrontendPipeline(pm);
   }
@@ -487,6 +491,8 @@ int bmb::driverMain(int argc, char **argv) {
   if (opts.stats) {
     mlir::OwningOpRef<mlir::ModuleOp> withDeltas = module->clone();
     mlir::PassManager deltas(&context);
+    if (tuneJob) // the prompt's params (@prompt.soft) are trained too
+      deltas.addPass(mlir::bmb::createLowerPromptsPass());
     deltas.addPass(mlir::bmb::createInsertDeltasPass());
     if (mlir::failed(deltas.run(*withDeltas)))
       return kExitInputError;
@@ -514,13 +520,29 @@ int bmb::driverMain(int argc, char **argv) {
     out->os() << "\n";
     out->keep();
   }
+  // The CUDA backend's kernels are fp32 (bf16/fp16 inputs included): an fp64
+  // program's double kernels would only fail in nvcc's link.
+  if (wantsExecutable && opts.target == "cuda") {
+    bool f64 = false;
+    module->walk([&](mlir::bmb::exec::ParamOp p) {
+      f64 |= llvm::cast<mlir::MemRefType>(p.getType()).getElementType().isF64();
+    });
+    if (f64) {
+      llvm::errs() << "bmbc: error: the cuda target has no fp64 kernels yet: this job computes "
+                      "in fp64 (precision = fp64); build it with --target=host\n";
+      return kExitNotImplemented;
+    }
+  }
   if (opts.emit == Emit::CUDA || wantsExecutable) {
     std::string source;
     llvm::raw_string_ostream os(source);
     if (mlir::failed(mlir::bmb::emitProgram(*module, os)))
       return kExitInputError;
     if (wantsExecutable)
-      return buildExecutable(source, opts.output, argv[0]) ? kExitSuccess : kExitInputError;
+      return (opts.target == "cuda" ? buildCudaExecutable(source, opts.output, argv[0])
+                                    : buildExecutable(source, opts.output, argv[0]))
+                 ? kExitSuccess
+                 : kExitInputError;
     std::string err;
     auto out = mlir::openOutputFile(opts.output, &err);
     if (!out)

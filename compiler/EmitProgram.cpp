@@ -55,7 +55,7 @@ void Emitter::emitHeader() {
      << "// in one allocation per role (params, state, activations) at the offsets\n"
      << "// of the compiler's memory plan.\n"
      << "#include \"bmrt/bmrt.h\"\n"
-     << (train ? "#include \"bmrt/comm.h\"\n#include \"bmrt/kernels_backward.h\"\n#include \"bmrt/lowp.h\"\n#include \"bmrt/training.h\"\n" : "")
+     << (train ? "#include \"bmrt/comm.h\"\n#include \"bmrt/kernels_backward.h\"\n#include \"bmrt/lowp.h\"\n#include \"bmrt/training.h\"\n#include \"bmrt/tuning.h\"\n" : "")
      << "\n"
      << "namespace {\n\nusing namespace bmrt;\n\n";
 }
@@ -85,7 +85,9 @@ void Emitter::emitParamsAndState() {
        << cIdent(s.getSymName()) << "; // " << shapeStr(cast<MemRefType>(s.getType()).getShape())
        << "\n";
   os << "  char unused; // keeps the struct non-empty for stateless programs\n};\n\n"
-     << "State stateOf(const Buffers &buf) {\n  char *base = (char *)buf.state;\n  State s;\n";
+     << "State stateOf(const Buffers &buf) {\n"
+     << "  [[maybe_unused]] char *base = (char *)buf.state; // stateless programs: unused\n"
+     << "  State s;\n";
   for (auto s : program.getOps<StateOp>())
     os << "  s." << cIdent(s.getSymName()) << " = ("
        << cType(cast<MemRefType>(s.getType()).getElementType()) << " *)(base + "
@@ -194,7 +196,7 @@ void Emitter::emitEntry(func::FuncOp f) {
      << "void " << f.getName() << "(Context &ctx, const Buffers &buf, int64_t start, "
      << "int64_t rows) {\n"
      << "  const Params P = paramsOf(buf);\n  const State S = stateOf(buf);\n"
-     << "  char *act = (char *)buf.activations;\n"
+     << "  [[maybe_unused]] char *act = (char *)buf.activations;\n"
      << "  (void)P; (void)S; (void)act; (void)start; (void)rows;\n";
   names[f.getArgument(0)] = "start";
   names[f.getArgument(1)] = "rows";

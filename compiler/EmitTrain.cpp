@@ -110,13 +110,15 @@ void Emitter::emitTrainEntry(func::FuncOp f) {
      << "void " << f.getName() << "(Context &ctx, const Buffers &buf, StepArgs &args) {\n"
      << "  const Params P = paramsOf(buf);\n  const State S = stateOf(buf);\n"
      << "  const Grads G = gradsOf(buf);\n"
-     << "  char *act = (char *)buf.activations;\n"
+     << "  [[maybe_unused]] char *act = (char *)buf.activations;\n"
      << "  (void)P; (void)S; (void)G; (void)act; (void)args;\n";
   emitBody(f.getBody().front());
   os << "}\n\n";
 }
 
 bool Emitter::emitTrainOp(Operation *op) {
+  if (emitTuneOp(op))
+    return true;
   std::string in = indent();
   auto elem = [&](Value v) { return cType(mt(v).getElementType()); };
   auto count = [&](Value v) { return std::to_string(mt(v).getNumElements()); };
@@ -474,6 +476,9 @@ void Emitter::emitTrainTables(ArrayRef<func::FuncOp> entries) {
      << "  " << cString(precisionOf(program)) << ", " << lossScaleOf(program)
      << ", // precision, fp16 loss scale and window\n"
      << "};\n\n";
+  bool tune = program->hasAttr("tune");
+  if (tune)
+    emitTuneInfo();
   int64_t numParams = llvm::range_size(program.getOps<ParamOp>());
   int64_t numMaps = llvm::range_size(program.getOps<NameMapOp>());
   os << "const ProgramInfo kProgram = {\n"
@@ -490,6 +495,8 @@ void Emitter::emitTrainTables(ArrayRef<func::FuncOp> entries) {
      << "  \"greedy\", 1.0, 1.0, 0,\n"
      << "  " << cString(trainStr(train, "data_tokenizer")) << ",\n"
      << "  &kTrain,\n"
+     << (tune ? "  nullptr, 0, // no merged deltas\n  &kTune,\n" : "")
      << "};\n\n} // namespace\n\n"
-     << "int main(int argc, char **argv) { return bmrt::train_main(argc, argv, kProgram); }\n";
+     << "int main(int argc, char **argv) { return bmrt::"
+     << (tune ? "tune_main" : "train_main") << "(argc, argv, kProgram); }\n";
 }

@@ -171,6 +171,9 @@ private:
   /// Prints `op` if it is one of the training ops; false if it is not.
   bool emitTrainOp(Operation *op);
   void emitTrainTables(ArrayRef<func::FuncOp> entries);
+  // Tune programs (EmitTune.cpp): the prompt-tuning ops and TuneInfo.
+  bool emitTuneOp(Operation *op);
+  void emitTuneInfo();
   /// The C++ element type of every gradient (one type per program: the
   /// whole-allocation ops need it).
   std::string gradType();

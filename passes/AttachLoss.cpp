@@ -8,7 +8,8 @@
 // `targets` input and a cross-entropy at the end. A bias-free lm_head or Linear layer at the end
 // of the forward and the loss become one bmb.fused_classifier (DESIGN decision 4): the backward
 // then starts from its dlogits and the [B, T, vocab] probabilities are
-// never stored.
+// never stored. A tune job's loss (buildTuneLoss) is the prompt's: the
+// verbalizer's class cross-entropy on the rows at the {mask} positions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -163,17 +164,187 @@ std::optional<Head> fusableHead(OpBuilder &b, Value logits, Block &body) {
   return Head{layer->getOperand(0), b.clone(*param)->getResult(0), op};
 }
 
+/// The vocabulary head at the end of a tune job's forward: a bmb.lm_head
+/// (a bias allowed: BERT's MLM decoder has one) or a bmb.layer whose body is
+/// one bmb.linear of its input by unstacked params. Its weight and bias are
+/// values of the loss's body (cloned at `b` from the layer).
+struct TuneHead {
+  Value input, weight, bias;
+  Operation *op = nullptr;
+};
+
+std::optional<TuneHead> tuneHead(OpBuilder &b, Value logits, Block &body) {
+  Operation *op = logits.getDefiningOp();
+  if (!op || op->getBlock() != &body)
+    return std::nullopt;
+  if (auto h = dyn_cast<LMHeadOp>(op))
+    return TuneHead{h.getInput(), h.getWeight(), h.getBias(), op};
+  auto layer = dyn_cast<LayerOp>(op);
+  if (!layer || layer.getNumSaved() != 0 || layer->getNumOperands() != 1 ||
+      layer->getNumResults() != 1)
+    return std::nullopt;
+  Block &inner = layer.getBody().front();
+  auto linear = cast<YieldOp>(inner.getTerminator()).getOperand(0).getDefiningOp<LinearOp>();
+  if (!linear || linear.getInput() != inner.getArgument(0))
+    return std::nullopt;
+  auto weight = linear.getWeight().getDefiningOp<ParamGetOp>();
+  auto bias = linear.getBias() ? linear.getBias().getDefiningOp<ParamGetOp>() : ParamGetOp();
+  if (!weight || !weight.getIndices().empty() || (linear.getBias() && !bias) ||
+      (bias && !bias.getIndices().empty()))
+    return std::nullopt;
+  return TuneHead{layer->getOperand(0), b.clone(*weight)->getResult(0),
+                  bias ? b.clone(*bias)->getResult(0) : Value(), op};
+}
+
+/// Tokens per label word in the label_words input (TuneInfo::maxWordTokens):
+/// the tune app refuses a word that needs more.
+constexpr int64_t kMaxWordTokens = 8;
+
+/// A tune job's loss (docs/training-ir.md, "Tune jobs"): @forward's hidden
+/// rows at the {mask} positions, the vocabulary head on those rows only,
+/// and the verbalizer's class cross-entropy.
+LogicalResult buildTuneLoss(JobOp job, ModelOp model, func::FuncOp forward) {
+  auto fail = [&]() {
+    return job.emitError("bmb-attach-loss: tune job @") << job.getSymName() << ": ";
+  };
+  auto plan = job->getAttrOfType<DictionaryAttr>("bmb.prompt");
+  if (!plan)
+    return fail() << "no bmb.prompt plan (run bmb-lower-prompts first: bmb-tune-pipeline)";
+  auto verbs = plan.getAs<ArrayAttr>("verbalizers");
+  auto labelList = plan.getAs<ArrayAttr>("labels");
+  int64_t M = verbs ? static_cast<int64_t>(verbs.size()) : 0;
+  int64_t C = labelList ? static_cast<int64_t>(labelList.size()) : 0;
+  if (M == 0 || C == 0)
+    return fail() << "the prompt plan has no verbalizers or labels";
+  int64_t W = 1;
+  SmallVector<Attribute> reduce;
+  OpBuilder b(forward);
+  bool soft = false;
+  for (Attribute a : verbs) {
+    auto v = cast<DictionaryAttr>(a);
+    auto flag = [&](StringRef key) {
+      auto f = v.getAs<BoolAttr>(key);
+      return f && f.getValue();
+    };
+    if (flag("soft")) {
+      // bmb-lower-prompts allows a soft verbalizer with one mask only.
+      if (flag("calibrate"))
+        return fail() << "the soft verbalizer '" << v.getAs<StringAttr>("name").getValue()
+                      << "' has calibrate = true, but calibration divides label-word "
+                         "probabilities and a soft verbalizer has none (remove calibrate)";
+      soft = true;
+    }
+    auto red = v.getAs<StringAttr>("reduce");
+    reduce.push_back(red ? red : b.getStringAttr("mean")); // the verbalizer's default
+    if (auto words = v.getAs<ArrayAttr>("words"))
+      for (Attribute perLabel : words)
+        if (auto list = dyn_cast<ArrayAttr>(perLabel))
+          W = std::max<int64_t>(W, list.size());
+  }
+
+  FunctionType type = forward.getFunctionType();
+  auto tokens = type.getNumInputs() ? dyn_cast<RankedTensorType>(type.getInput(0)) : nullptr;
+  auto logitsType = type.getNumResults() == 1 ? dyn_cast<RankedTensorType>(type.getResult(0))
+                                              : nullptr;
+  if (!tokens || tokens.getRank() != 2 || !logitsType || logitsType.getRank() != 3)
+    return fail() << "a prompt is scored by a model whose @forward maps i32 [B, T] tokens to "
+                     "[B, T, vocab] logits, but @"
+                  << model.getSymName() << "'s does not";
+  int64_t B = tokens.getDimSize(0);
+
+  b.setInsertionPointAfter(forward);
+  auto loss = cast<func::FuncOp>(b.clone(*forward));
+  loss.setSymName("loss");
+  Block &body = loss.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  b.setInsertionPoint(ret);
+  std::optional<TuneHead> head = tuneHead(b, ret.getOperand(0), body);
+  if (!head) {
+    loss.erase();
+    return fail() << "the logits of @" << model.getSymName()
+                  << " must come from a vocabulary head (lm_head, or a Linear layer) at the end "
+                     "of @forward: the verbalizer reads the head's rows of the label words";
+  }
+  // What the tune program's table needs that the IR no longer says after
+  // lowering: the head's weight (its rows score the vocabulary and start a
+  // soft verbalizer) and the label words' shape (LowerTune.cpp, TuneInfo).
+  auto headParam = head->weight.getDefiningOp<ParamGetOp>();
+  job->setAttr("bmb.tune", b.getDictionaryAttr({
+                               b.getNamedAttr("head", b.getStringAttr(
+                                                          headParam ? headParam.getParam() : "")),
+                               b.getNamedAttr("masks", b.getI64IntegerAttr(M)),
+                               b.getNamedAttr("labels", b.getI64IntegerAttr(C)),
+                               b.getNamedAttr("words", b.getI64IntegerAttr(W)),
+                               b.getNamedAttr("word_tokens", b.getI64IntegerAttr(kMaxWordTokens)),
+                           }));
+  Type elem = cast<RankedTensorType>(head->weight.getType()).getElementType();
+  Type i32 = b.getI32Type();
+  auto addArg = [&](StringRef name, Type t) {
+    unsigned i = loss.getNumArguments();
+    (void)loss.insertArgument(i, t, b.getDictionaryAttr(b.getNamedAttr("bmb.name",
+                                                                       b.getStringAttr(name))),
+                              loss.getLoc());
+    return body.getArgument(i);
+  };
+  Value maskPos = addArg("mask_pos", RankedTensorType::get({B, M}, i32));
+  Value labels = addArg("labels", RankedTensorType::get({B}, i32));
+  auto hiddenType = cast<RankedTensorType>(head->input.getType());
+  if (soft) {
+    // OpenPrompt's SoftVerbalizer: the head's last layer is replaced by a
+    // trained [C, D] one (@prompt.labels, bias-free): scores = h_mask . L^T,
+    // then the cross-entropy over the classes.
+    auto labelsParam = model.lookupSymbol<ParamOp>("prompt.labels");
+    if (!labelsParam) {
+      loss.erase();
+      return fail() << "a soft verbalizer reads @prompt.labels (run bmb-lower-prompts first)";
+    }
+    Location loc = head->op->getLoc();
+    Value rows = b.create<GatherRowsOp>(
+        loc, RankedTensorType::get({B * M, hiddenType.getDimSize(2)}, hiddenType.getElementType()),
+        head->input, maskPos);
+    Value table = b.create<ParamGetOp>(loc, labelsParam, ValueRange{});
+    Value scores = b.create<LinearOp>(loc, rows, table, Value());
+    Value value = b.create<CrossEntropyOp>(loc, scores, labels, kIgnoreIndex);
+    ret->setOperands({value, scores});
+    if (head->op->use_empty())
+      head->op->erase();
+    loss.setFunctionType(b.getFunctionType(body.getArgumentTypes(), ret.getOperandTypes()));
+    return success();
+  }
+  Value words = addArg("label_words", RankedTensorType::get({M, C, W, kMaxWordTokens}, i32));
+  Value calib = addArg("calibration", RankedTensorType::get({M, C, W}, elem));
+
+  auto hidden = hiddenType;
+  int64_t V = cast<RankedTensorType>(head->weight.getType()).getDimSize(0);
+  Location loc = head->op->getLoc();
+  Value rows = b.create<GatherRowsOp>(
+      loc, RankedTensorType::get({B * M, hidden.getDimSize(2)}, hidden.getElementType()),
+      head->input, maskPos);
+  Type lossElem = elem.isF64() ? elem : b.getF32Type();
+  auto v = b.create<VerbalizerLossOp>(
+      loc,
+      TypeRange{RankedTensorType::get({}, lossElem), RankedTensorType::get({B * M, V}, elem),
+                RankedTensorType::get({B, C}, elem), RankedTensorType::get({B, M, C, W}, elem)},
+      rows, head->weight, labels, words, calib, head->bias, b.getArrayAttr(reduce),
+      kIgnoreIndex);
+  ret->setOperands({v.getLoss(), v.getScores(), v.getWordProbs()});
+  if (head->op->use_empty())
+    head->op->erase();
+  loss.setFunctionType(b.getFunctionType(body.getArgumentTypes(), ret.getOperandTypes()));
+  return success();
+}
+
 struct AttachLossPass : mlir::bmb::impl::AttachLossPassBase<AttachLossPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<JobOp> jobs;
     for (JobOp job : module.getOps<JobOp>())
-      if (job.getKind() == JobKind::Train)
+      if (job.getKind() == JobKind::Train || job.getKind() == JobKind::Tune)
         jobs.push_back(job);
     if (jobs.empty())
       return;
     if (jobs.size() > 1) {
-      jobs[1].emitError("bmb-attach-loss: one train job per module, but @")
+      jobs[1].emitError("bmb-attach-loss: one train or tune job per module, but @")
           << jobs[0].getSymName() << " is one too";
       return signalPassFailure();
     }
@@ -183,7 +354,7 @@ struct AttachLossPass : mlir::bmb::impl::AttachLossPassBase<AttachLossPass> {
     auto forward = model ? model.lookupSymbol<func::FuncOp>("forward")
                          : func::FuncOp();
     if (!forward) {
-      job.emitError("bmb-attach-loss: model of train job @")
+      job.emitError("bmb-attach-loss: model of job @")
           << job.getSymName() << " has no func @forward";
       return signalPassFailure();
     }
@@ -191,6 +362,11 @@ struct AttachLossPass : mlir::bmb::impl::AttachLossPassBase<AttachLossPass> {
       job.emitError("bmb-attach-loss: model @")
           << model.getSymName() << " already has a @loss";
       return signalPassFailure();
+    }
+    if (job.getKind() == JobKind::Tune) {
+      if (failed(buildTuneLoss(job, model, forward)))
+        return signalPassFailure();
+      return;
     }
     if (failed(checkObjective(job, forward)))
       return signalPassFailure();

@@ -492,15 +492,20 @@ struct AutodiffPass : mlir::bmb::impl::AutodiffPassBase<AutodiffPass> {
     step.setSymName("train_step");
     Block &body = step.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
-    Value value = ret.getNumOperands() == 1 ? ret.getOperand(0) : Value();
-    if (!value || !value.getDefiningOp<FusedClassifierOp>() &&
-                      !value.getDefiningOp<CrossEntropyOp>())
+    // The loss is the first result; a tune job's @loss also returns the
+    // class scores (and a manual verbalizer's word probabilities), outputs
+    // that get no gradient.
+    Value value = ret.getNumOperands() >= 1 ? ret.getOperand(0) : Value();
+    if (!value || (!value.getDefiningOp<VerbalizerLossOp>() &&
+                   !value.getDefiningOp<FusedClassifierOp>() &&
+                   !value.getDefiningOp<CrossEntropyOp>()))
       return loss.emitError("bmb-autodiff: @loss must return the result of "
-                            "bmb.fused_classifier or bmb.cross_entropy");
+                            "bmb.fused_classifier, bmb.cross_entropy or bmb.verbalizer_loss");
 
     Differentiator d{Activity(model), Saves(), VjpRuleTable(), value};
     addNNVjpRules(d.rules);
     addTensorVjpRules(d.rules);
+    addPromptVjpRules(d.rules);
     d.activity.analyze(body);
     BackwardScope scope(d, nullptr, BackwardScope::Kind::Function, &body,
                         nullptr, &body);

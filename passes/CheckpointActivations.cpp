@@ -604,7 +604,7 @@ struct CheckpointActivationsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (JobOp job : module.getOps<JobOp>()) {
-      if (job.getKind() != JobKind::Train)
+      if (job.getKind() != JobKind::Train && job.getKind() != JobKind::Tune)
         continue;
       Attribute setting = job.getSettings().get("checkpoint");
       if (!setting)

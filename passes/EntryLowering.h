@@ -56,6 +56,11 @@ inline LogicalResult checkSoftmaxAxis(Operation *op, Value x, int64_t axis,
 /// Lowers the module's train job (LowerTrain.cpp).
 LogicalResult lowerTrainJob(ModuleOp module, JobOp job);
 
+/// A tune job's program attribute `tune` (LowerTune.cpp): what the runtime's
+/// TuneInfo holds (the prompt plan and data config as JSON, C/M/W/K, the
+/// soft/embedding/label/head param names), read off the job and @loss.
+LogicalResult recordTune(JobOp job, ModelOp model, ex::ProgramOp program, func::FuncOp loss);
+
 /// The job's `precision` and fp16 loss-scaling settings, checked
 /// (errors at the setting), and recorded on the train program for the
 /// emitter's TrainInfo (LowerMixedPrecision.cpp).
@@ -79,6 +84,7 @@ public:
 
   bool sawBidirectional = false;
   int64_t vocab = 0;
+  bool tune = false; // a tune job's entry: @loss also returns scores (and word_probs)
 
 private:
   ex::ProgramOp program;
@@ -148,6 +154,8 @@ private:
   /// Lowers `op` if it is one of the training ops; failure() with handled
   /// set when it failed, handled false when it is not a training op.
   LogicalResult lowerTrainOp(Operation *op, bool &handled);
+  /// The same for the prompt-tuning ops (LowerTune.cpp).
+  LogicalResult lowerTuneOp(Operation *op, bool &handled);
   LogicalResult lowerTrainRepeat(RepeatOp op);
   /// forward_backward's dropout with p > 0: a kernel drawing the mask.
   LogicalResult lowerTrainDropout(DropoutOp op);

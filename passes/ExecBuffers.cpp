@@ -65,6 +65,22 @@ SmallVector<Value, 2> mlir::bmb::exec::writtenBuffers(Operation *op) {
     if (c.getDlogits())
       out.push_back(c.getDlogits());
   }
+  // Prompt tuning.
+  else if (auto e = dyn_cast<SoftEmbeddingOp>(op))
+    out.push_back(e.getOut());
+  else if (auto e = dyn_cast<SoftEmbeddingGradOp>(op)) {
+    for (Value g : {e.getDtable(), e.getDsoft()})
+      if (g)
+        out.push_back(g);
+  } else if (auto g = dyn_cast<GatherRowsOp>(op))
+    out.push_back(g.getOut());
+  else if (auto g = dyn_cast<GatherRowsGradOp>(op))
+    out.push_back(g.getDx());
+  else if (auto v = dyn_cast<VerbalizerLossOp>(op)) {
+    out.append({v.getLosses(), v.getScores(), v.getWordProbs()});
+    if (v.getDlogits())
+      out.push_back(v.getDlogits());
+  }
   return out;
 }
 
@@ -72,7 +88,7 @@ bool mlir::bmb::exec::accumulates(Operation *op) {
   if (auto m = dyn_cast<MatmulOp>(op))
     return m.getAccumulate();
   return isa<SumRowsOp, NormGradOp, AttentionGradOp, RotaryGradOp, SoftmaxGradOp,
-             EmbeddingGradOp, TakeGradOp>(op);
+             EmbeddingGradOp, TakeGradOp, SoftEmbeddingGradOp, GatherRowsGradOp>(op);
 }
 
 bool mlir::bmb::exec::readsBuffer(Operation *op, Value buf) {
@@ -96,6 +112,8 @@ bool mlir::bmb::exec::readsBuffer(Operation *op, Value buf) {
     if (accumulates(op))
       return true;
     if (auto c = dyn_cast<ClassifierOp>(op); c && c.getLogits() == buf)
+      return true;
+    if (auto v = dyn_cast<VerbalizerLossOp>(op); v && v.getLogits() == buf)
       return true;
   }
   // Reads through the caches: attention reads what it wrote and all before.

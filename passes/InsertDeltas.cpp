@@ -791,20 +791,29 @@ struct DeltaRewriter {
         return failure();
       frozen = std::move(*s);
     }
-    bool restrict = !deltas.empty() || settings.get("train_only");
+    // A tune job trains its deltas and prompt params (bmb-lower-prompts'
+    // @prompt.soft, @prompt.labels): its backbone is frozen unless
+    // train_only names some of it.
+    bool tune = job.getKind() == JobKind::Tune;
+    bool restrict = !deltas.empty() || settings.get("train_only") || tune;
     bool anyTrainable = false;
     for (ParamOp p : model.getParams()) {
       StringRef n = p.getSymName();
       bool train = p.isTrainable();
       if (restrict)
         train = train && (deltaParams.contains(n) || biasParams.contains(n) ||
-                          trainOnly.contains(n));
+                          trainOnly.contains(n) || (tune && n.starts_with("prompt.")));
       if (frozen.contains(n))
         train = false;
       if (!train)
         p.setFrozen(true);
       anyTrainable |= train;
     }
+    if (!anyTrainable && tune)
+      return job.emitError("bmb-insert-deltas: tune job @")
+             << job.getSymName() << " trains nothing: its backbone is frozen; add a delta "
+             << "(delta = lora(...)), a soft token ({soft} in the template), a soft verbalizer "
+             << "(soft = true) or train_only = [...]";
     if (!anyTrainable)
       return emitError(settingLoc(job, settings.get("freeze") ? "freeze" : "delta"))
              << "every param of model '" << model.getSymName()
@@ -817,7 +826,8 @@ struct InsertDeltasPass : mlir::bmb::impl::InsertDeltasPassBase<InsertDeltasPass
   void runOnOperation() override {
     for (JobOp job : getOperation().getOps<JobOp>()) {
       DictionaryAttr s = job.getSettings();
-      if (!s.get("delta") && !s.get("freeze") && !s.get("train_only"))
+      if (!s.get("delta") && !s.get("freeze") && !s.get("train_only") &&
+          job.getKind() != JobKind::Tune)
         continue;
       auto model = SymbolTable::lookupNearestSymbolFrom<ModelOp>(job, job.getModelAttr());
       if (!model)

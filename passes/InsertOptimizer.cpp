@@ -42,15 +42,21 @@ std::optional<double> getReal(DictionaryAttr dict, StringRef name) {
 }
 
 /// The params no weight decay applies to by default: rank-1 slices and
-/// tables read by bmb.embedding.
+/// tables read by bmb.embedding (and a tune job's bmb.soft_embedding: the
+/// token table and the soft tokens' rows).
 llvm::StringSet<> defaultNoDecay(ModelOp model) {
   llvm::StringSet<> names;
   for (ParamOp p : model.getParams())
     if (p.getSliceType().getRank() == 1)
       names.insert(p.getSymName());
-  model.walk([&](EmbeddingOp e) {
-    if (auto get = e.getWeight().getDefiningOp<ParamGetOp>())
+  auto table = [&](Value v) {
+    if (auto get = v.getDefiningOp<ParamGetOp>())
       names.insert(get.getParam());
+  };
+  model.walk([&](EmbeddingOp e) { table(e.getWeight()); });
+  model.walk([&](SoftEmbeddingOp e) {
+    table(e.getWeight());
+    table(e.getSoft());
   });
   return names;
 }

@@ -551,9 +551,9 @@ struct LowerBmbToExecPass : mlir::bmb::impl::LowerBmbToExecPassBase<LowerBmbToEx
     for (auto j : module.getOps<JobOp>())
       if (j.getKind() == JobKind::Infer)
         job = j;
-    // A train job (after bmb-attach-loss, bmb-autodiff, bmb-insert-optimizer).
+    // A train or tune job (after bmb-attach-loss, bmb-autodiff, bmb-insert-optimizer).
     for (auto j : module.getOps<JobOp>())
-      if (j.getKind() == JobKind::Train && !job) {
+      if ((j.getKind() == JobKind::Train || j.getKind() == JobKind::Tune) && !job) {
         if (failed(lowerTrainJob(module, j)))
           return signalPassFailure();
         return;
@@ -562,8 +562,8 @@ struct LowerBmbToExecPass : mlir::bmb::impl::LowerBmbToExecPassBase<LowerBmbToEx
     if (!job && !module.getOps<ex::ProgramOp>().empty())
       return;
     if (!job) {
-      module.emitError("bmb-lower-to-exec needs an infer or a train job: executables for "
-                       "tune and compress jobs are not implemented yet");
+      module.emitError("bmb-lower-to-exec needs an infer, train or tune job: executables for "
+                       "compress jobs are not implemented yet");
       return signalPassFailure();
     }
     // Settings this lowering cannot honour yet are errors, not silently

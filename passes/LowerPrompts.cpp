@@ -17,7 +17,8 @@
 //   verbalizers  one per {mask}: {name, words, reduce, soft, calibrate}
 //
 // Soft tokens become a trainable parameter @prompt.soft : [n_soft, dim] of
-// the model (dim = the token embedding's width); a soft verbalizer,
+// the model (dim = the token embedding's width), which the token embedding
+// reads for ids vocab + k (bmb.soft_embedding); a soft verbalizer,
 // @prompt.labels : [n_labels, dim]. Modules without a tune job are unchanged.
 //
 //===----------------------------------------------------------------------===//
@@ -40,15 +41,16 @@ namespace tpl = ::bmb::templates;
 
 namespace {
 
-/// The width of the model's token embedding: the first bmb.embedding in
-/// @forward. Soft tokens are rows of that width.
-std::optional<int64_t> embeddingWidth(ModelOp model) {
-  std::optional<int64_t> dim;
+/// The type of the model's token embedding table: the first bmb.embedding
+/// in @forward. Soft tokens are rows of its width and element type (f64 in
+/// a precision = fp64 program).
+RankedTensorType embeddingTable(ModelOp model) {
+  RankedTensorType table;
   model.walk([&](EmbeddingOp e) {
-    if (!dim)
-      dim = cast<RankedTensorType>(e.getWeight().getType()).getShape().back();
+    if (!table)
+      table = cast<RankedTensorType>(e.getWeight().getType());
   });
-  return dim;
+  return table;
 }
 
 /// The input fields a data config declares: tsv names them (text_a = 0,
@@ -62,6 +64,56 @@ std::optional<SmallVector<StringRef>> declaredFields(DictionaryAttr data) {
     if (data.get(f))
       fields.push_back(f);
   return fields;
+}
+
+/// Soft token k is id vocab + k: the token embedding (the bmb.embedding
+/// whose ids are @forward's `tokens`, followed through layer boundaries)
+/// becomes a bmb.soft_embedding that reads @prompt.soft for those ids.
+/// Anything else that reads the tokens would see ids past the vocabulary:
+/// an error naming it.
+LogicalResult readSoftTokens(JobOp job, ModelOp model) {
+  auto forward = model.lookupSymbol<func::FuncOp>("forward");
+  if (!forward || forward.getNumArguments() == 0)
+    return job.emitError("bmb-lower-prompts: soft tokens need the token ids input of model @")
+           << model.getSymName() << "'s @forward";
+  unsigned tokensIndex = 0;
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+    if (auto n = forward.getArgAttrOfType<StringAttr>(i, "bmb.name"); n && n.getValue() == "tokens")
+      tokensIndex = i;
+  auto soft = model.lookupSymbol<ParamOp>("prompt.soft");
+  SmallVector<Value> worklist{forward.getArgument(tokensIndex)};
+  int64_t rewritten = 0;
+  while (!worklist.empty()) {
+    Value tokens = worklist.pop_back_val();
+    for (OpOperand &use : llvm::make_early_inc_range(tokens.getUses())) {
+      Operation *user = use.getOwner();
+      if (auto layer = dyn_cast<LayerOp>(user)) {
+        worklist.push_back(layer.getBodyBlock()->getArgument(use.getOperandNumber()));
+        continue;
+      }
+      auto e = dyn_cast<EmbeddingOp>(user);
+      if (!e || e.getIds() != tokens) {
+        InFlightDiagnostic d = job.emitError("bmb-lower-prompts: tune job @")
+                               << job.getSymName() << " has soft tokens (ids >= vocab), which only "
+                               << "the token embedding may read, but '" << user->getName()
+                               << "' reads the token ids too";
+        d.attachNote(user->getLoc()) << "the op reading the token ids";
+        return d;
+      }
+      OpBuilder b(e);
+      Value table = b.create<ParamGetOp>(e.getLoc(), soft, ValueRange{});
+      auto r = b.create<SoftEmbeddingOp>(e.getLoc(), e.getResult().getType(), e.getIds(),
+                                         e.getWeight(), table);
+      e.getResult().replaceAllUsesWith(r.getResult());
+      e.erase();
+      ++rewritten;
+    }
+  }
+  if (rewritten == 0)
+    return job.emitError("bmb-lower-prompts: tune job @")
+           << job.getSymName() << " has soft tokens, but no bmb.embedding of model @"
+           << model.getSymName() << " reads its token ids";
+  return success();
 }
 
 struct LowerPromptsPass : mlir::bmb::impl::LowerPromptsPassBase<LowerPromptsPass> {
@@ -195,20 +247,27 @@ struct LowerPromptsPass : mlir::bmb::impl::LowerPromptsPassBase<LowerPromptsPass
     auto model = module.lookupSymbol<ModelOp>(job.getModelAttr());
     bool softVerbalizer = verb.getSoft();
     if (!softInit.empty() || softVerbalizer) {
-      std::optional<int64_t> dim = model ? embeddingWidth(model) : std::nullopt;
-      if (!dim)
+      RankedTensorType table = model ? embeddingTable(model) : RankedTensorType();
+      if (!table)
         return err() << "soft tokens and soft verbalizers are rows of the token embedding, "
                         "but model @" << job.getModel() << " has no bmb.embedding";
       auto addParam = [&](StringRef name, int64_t rows) -> LogicalResult {
         if (model.lookupSymbol(name))
           return err() << "model @" << job.getModel() << " already has a parameter @" << name;
         OpBuilder mb = OpBuilder::atBlockBegin(&model.getBody().front());
-        mb.create<ParamOp>(job.getLoc(), name,
-                           RankedTensorType::get({rows, *dim}, mb.getF32Type()),
-                           InitAttr::get(mb.getContext(), InitKind::Normal, 0.02), false, 0);
+        auto p = mb.create<ParamOp>(job.getLoc(), name,
+                                    RankedTensorType::get({rows, table.getShape().back()},
+                                                          table.getElementType()),
+                                    InitAttr::get(mb.getContext(), InitKind::Normal, 0.02),
+                                    false, 0);
+        // Like a delta's: a backbone checkpoint lacks it (ParamInfo::delta),
+        // and the delta checkpoint holds it.
+        p->setAttr("bmb.delta", mb.getUnitAttr());
         return success();
       };
       if (!softInit.empty() && failed(addParam("prompt.soft", softInit.size())))
+        return failure();
+      if (!softInit.empty() && failed(readSoftTokens(job, model)))
         return failure();
       if (softVerbalizer && failed(addParam("prompt.labels", verb.getLabels().size())))
         return failure();

@@ -93,12 +93,17 @@ LogicalResult EntryLowering::lowerTrainInputs() {
     auto name = source.getArgAttrOfType<StringAttr>(i, "bmb.name");
     std::string n = name ? name.str() : "input" + std::to_string(i);
     // token_types and mask: a masked LM's (bmb-attach-loss checked them);
-    // the app fills them with zeros and ones.
-    if (!llvm::is_contained({"tokens", "targets", "token_types", "mask"}, n))
-      return source.emitError("input '")
-             << n << "': a train program is fed `tokens`, `targets`, `token_types` and `mask` only";
+    // the app fills them with zeros and ones. A tune job's loss reads the
+    // prompt's inputs too (program.h, TuneInfo), whose shapes
+    // bmb-attach-loss chose.
     auto t = cast<RankedTensorType>(arg.getType());
-    if (t.getRank() != 2 || !t.getElementType().isInteger(32))
+    bool tuneInput = llvm::is_contained({"mask_pos", "labels", "label_words", "calibration"}, n);
+    if (!tuneInput &&
+        !llvm::is_contained({"tokens", "targets", "token_types", "mask"}, n))
+      return source.emitError("input '")
+             << n << "': a train program is fed `tokens`, `targets`, `token_types` and `mask` only"
+             << " (a tune program also `mask_pos`, `labels`, `label_words`, `calibration`)";
+    if (!tuneInput && (t.getRank() != 2 || !t.getElementType().isInteger(32)))
       return source.emitError("input '") << n << "' must be i32 [B, T], got " << t;
     buffers[arg] = b.create<ex::InputOp>(source.getLoc(), memrefOf(t), b.getStringAttr(n),
                                          b.getStringAttr(n), b.getI64IntegerAttr(-1),
@@ -149,6 +154,8 @@ void EntryLowering::finishGradientCollectives(Location loc) {
 }
 
 LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
+  if (LogicalResult r = lowerTuneOp(op, handled); failed(r) || handled)
+    return r;
   handled = true;
   auto requestType = [&] { return ex::RequestType::get(b.getContext()); };
   if (auto r = dyn_cast<GradAllReduceOp>(op)) {
@@ -504,13 +511,27 @@ LogicalResult EntryLowering::lowerTrainRepeat(RepeatOp op) {
 }
 
 LogicalResult EntryLowering::lowerTrainReturn(func::ReturnOp ret) {
-  if (ret.getNumOperands() > 1)
-    return ret.emitError("a train entry returns the loss only");
-  if (ret.getNumOperands() == 1) {
+  // A tune job's loss also returns the class scores and (a manual
+  // verbalizer's) word probabilities; word_probs are evaluate's only.
+  if (ret.getNumOperands() > (tune ? 3u : 1u))
+    return ret.emitError(tune ? "a tune entry returns the loss, the scores and the word "
+                                "probabilities only"
+                              : "a train entry returns the loss only");
+  if (ret.getNumOperands() >= 1) {
     if (!lossBuffer || lookup(ret.getOperand(0)) != lossBuffer)
-      return ret.emitError("the loss must be a bmb.fused_classifier's or a bmb.cross_entropy's");
+      return ret.emitError("the loss must be a bmb.fused_classifier's, a bmb.cross_entropy's "
+                           "or a bmb.verbalizer_loss's");
     b.create<ex::OutputOp>(ret.getLoc(), b.getStringAttr("losses"), lossBuffer,
                            b.getI64IntegerAttr(-1));
+  }
+  for (unsigned i = 1; i < ret.getNumOperands(); ++i) {
+    const char *name = i == 1 ? "scores" : "word_probs";
+    if (i == 2 && backward)
+      continue;
+    Value buf = lookup(ret.getOperand(i));
+    if (!buf || !buf.getDefiningOp<ex::AllocOp>())
+      return ret.emitError("the tune output '") << name << "' must be a buffer of its own";
+    b.create<ex::OutputOp>(ret.getLoc(), b.getStringAttr(name), buf, b.getI64IntegerAttr(-1));
   }
   if (source.getName() == "optimizer_step") {
     finishGradientCollectives(ret.getLoc());
@@ -541,7 +562,8 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
   if (settingNum(schedule, "min_lr", 0) != 0)
     return job.emitError("schedule min_lr is not implemented yet (the schedules decay to 0)");
   auto data = settings.getAs<DictionaryAttr>("data");
-  if (data)
+  bool tune = job.getKind() == JobKind::Tune;
+  if (data && !tune)
     if (auto k = data.getAs<StringAttr>("kind");
         k && !llvm::is_contained({"text", "tokens", "jsonl"}, k.getValue()))
       return job.emitError("data = ") << k.getValue()
@@ -566,6 +588,7 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
                   Entry{loss, "evaluate", false}}) {
     inlineLayers(e.src);
     EntryLowering lowering(program, e.src, /*prefill=*/false, seq, /*train=*/true);
+    lowering.tune = tune;
     if (failed(lowering.runTrain(e.name, e.backward)))
       return failure();
     vocab = std::max(vocab, lowering.vocab);
@@ -638,6 +661,8 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
   // the setting (TrainInfo::precision) and scales fp16's loss. fp32 programs
   // have no attribute.
   recordMixedPrecision(job, program);
+  if (tune && failed(recordTune(job, model, program, loss)))
+    return failure();
   program->setAttr("job", StringAttr::get(ctx, job.getSymName()));
   program->setAttr("model", StringAttr::get(ctx, model.getSymName()));
   program->setAttr("kind", StringAttr::get(ctx, "causal_lm"));

@@ -62,7 +62,13 @@ def AttachLossPass : Pass<"bmb-attach-loss", "::mlir::ModuleOp"> {
     `bmb.fused_classifier`; other logits get `bmb.cross_entropy`. The
     forward must take one i32 `[B, T]` input and return `[B, T, vocab]`
     logits: other objectives (masked LM, classification) are errors at the
-    job. Modules without a train job are unchanged.
+    job. For a `tune` job (after bmb-lower-prompts), `@loss` takes the
+    prompt's inputs (`mask_pos`, `labels`, `label_words`, `calibration`),
+    gathers the hidden rows at the masks before the vocabulary head
+    (`bmb.gather_rows`) and ends in `bmb.verbalizer_loss` (a soft verbalizer:
+    `bmb.linear` by `@prompt.labels`, `bmb.cross_entropy`), returning the
+    loss, the class scores and the word probabilities. Modules without a
+    train or tune job are unchanged.
   }];
 }
 
@@ -161,15 +167,17 @@ def LowerPromptsPass : Pass<"bmb-lower-prompts", "::mlir::ModuleOp"> {
     truncation policy and max length, the soft tokens' init words, the
     labels, and per mask the verbalizer's words, reduction and flags. Soft
     tokens become the model parameter `@prompt.soft : [n_soft, dim]` (a soft
-    verbalizer, `@prompt.labels`). Errors, at the job: data without fields,
+    verbalizer, `@prompt.labels`), and the token embedding reads ids past the
+    vocabulary from it (`bmb.soft_embedding`). Errors, at the job: data without fields,
     a template field the job's data does not declare, verbalizer labels that
     differ from the data's or from each other, no `{mask}` or a verbalizer
-    count other than the mask count, soft tokens without a token embedding.
+    count other than the mask count, soft tokens without a token embedding
+    or with another reader of the token ids.
   }];
 }
 
 def LowerBmbToExecPass : Pass<"bmb-lower-to-exec", "::mlir::ModuleOp"> {
-  let summary = "Lowers an infer or train job's model to a bmb_exec program";
+  let summary = "Lowers an infer, train or tune job's model to a bmb_exec program";
   let description = [{
     Turns the `bmb.model` of the module's infer job (entries `@prefill`,
     `@decode`) into a `bmb_exec.program`: tensors become destination buffers

@@ -45,7 +45,26 @@ void mlir::bmb::populateTrainPipeline(OpPassManager &pm) {
   pm.addPass(createPrepareForEmissionPass());
 }
 
+void mlir::bmb::populateTunePipeline(OpPassManager &pm) {
+  populateFrontendPipeline(pm);
+  // The prompt plan first: it adds @prompt.soft and the soft embedding,
+  // which the deltas' freezing and the loss then see.
+  pm.addPass(createLowerPromptsPass());
+  populateAutodiffPipeline(pm);
+  pm.addPass(createLowerBmbToExecPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createFuseKernelsPass());
+  pm.addPass(createVerifyAsyncPass());
+  pm.addPass(createPlanMemoryPass());
+  pm.addPass(createPrepareForEmissionPass());
+}
+
 void mlir::bmb::registerBmbPipelines() {
+  PassPipelineRegistration<>(
+      "bmb-tune-pipeline",
+      "A tune job: frontend, bmb-lower-prompts, then the train job's passes (bmb-insert-deltas, "
+      "bmb-attach-loss in tune mode, ..., bmb-prepare-for-emission)",
+      [](OpPassManager &pm) { populateTunePipeline(pm); });
   PassPipelineRegistration<>(
       "bmb-train-pipeline",
       "A train job: frontend, bmb-insert-deltas, bmb-attach-loss, bmb-autocast, bmb-autodiff, "

@@ -31,6 +31,10 @@ void populateAutodiffPipeline(OpPassManager &pm);
 /// (with the grads and optimizer-state roles) and preparation for emission.
 void populateTrainPipeline(OpPassManager &pm);
 
+/// A tune job: frontend, bmb-lower-prompts, then the train pipeline's passes
+/// (bmb-attach-loss builds the verbalizer loss).
+void populateTunePipeline(OpPassManager &pm);
+
 /// Registers the pipelines by name: `bmb-frontend-pipeline`,
 /// `bmb-infer-pipeline`, `bmb-train-pipeline`.
 void registerBmbPipelines();

@@ -15,13 +15,14 @@
 
 namespace mlir::bmb {
 
-/// Calls `fn(job, model)` for every train job of `module` whose model
+/// Calls `fn(job, model)` for every train or tune job (a tune job trains
+/// its deltas and prompt params) of `module` whose model
 /// exists (the job's verifier reports a missing one); stops at and returns
 /// the first failure.
 inline LogicalResult forEachTrainJob(ModuleOp module,
                                      llvm::function_ref<LogicalResult(JobOp, ModelOp)> fn) {
   for (JobOp job : module.getOps<JobOp>()) {
-    if (job.getKind() != JobKind::Train)
+    if (job.getKind() != JobKind::Train && job.getKind() != JobKind::Tune)
       continue;
     auto model = SymbolTable::lookupNearestSymbolFrom<ModelOp>(job, job.getModelAttr());
     if (model && failed(fn(job, model)))

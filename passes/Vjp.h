@@ -67,6 +67,7 @@ void addVjpRule(VjpRuleTable &table) {
 
 void addNNVjpRules(VjpRuleTable &table);     // VjpNN.cpp
 void addTensorVjpRules(VjpRuleTable &table); // VjpTensor.cpp
+void addPromptVjpRules(VjpRuleTable &table); // VjpPrompt.cpp
 
 } // namespace mlir::bmb
 

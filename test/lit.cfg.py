@@ -27,3 +27,11 @@ llvm_config.add_tool_substitutions(["bmb-opt", "bmbc"], tool_dirs)
 if config.bmb_have_cuda:
     config.available_features.add("nvcc")
     config.substitutions.append(("%nvcc", config.bmb_nvcc))
+    # cuda-gpu: a GPU that CUDA programs can use (bmb-cuda-probe opens it the
+    # way every --target=cuda executable does). Tests that run CUDA code
+    # REQUIRE it; the no-GPU error tests are UNSUPPORTED with it.
+    import subprocess
+    probe = os.path.join(config.bmb_obj_root, "bin", "bmb-cuda-probe")
+    if os.path.exists(probe) and subprocess.run(
+            [probe], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+        config.available_features.add("cuda-gpu")

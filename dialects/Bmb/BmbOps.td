@@ -15,5 +15,6 @@ include "BmbModelOps.td"
 include "BmbCheckpointMap.td"
 include "BmbTensorOps.td"
 include "BmbGradOps.td"
+include "BmbPromptOps.td"
 
 #endif // BMB_OPS_TD

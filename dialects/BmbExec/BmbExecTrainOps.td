@@ -391,4 +391,98 @@ def BmbExec_ElemCallOp : BmbExec_Op<"elem_call", [Pure]> {
   let hasVerifier = 1;
 }
 
+
+//===----------------------------------------------------------------------===//
+// Prompt tuning (docs/tuning.md; runtime/include/bmrt/tuning.h)
+//===----------------------------------------------------------------------===//
+
+def BmbExec_SoftEmbeddingOp : BmbExec_Op<"soft_embedding"> {
+  let summary = "out[r] = ids[r] < num ? table[ids[r]] : soft[ids[r] - num] (bmrt::soft_embedding_forward)";
+  let description = [{
+    ```mlir
+    bmb_exec.soft_embedding %ids, %table, %soft outs(%x) : memref<2x16xi32>, memref<64x8xf32>, memref<1x8xf32> -> memref<2x16x8xf32>
+    ```
+  }];
+  let arguments = (ins BmbExec_Buffer:$ids, BmbExec_Buffer:$table, BmbExec_Buffer:$soft,
+                       BmbExec_Buffer:$out);
+  let assemblyFormat = [{
+    $ids `,` $table `,` $soft `outs` `(` $out `)` attr-dict `:` type($ids) `,` type($table) `,`
+    type($soft) `->` type($out)
+  }];
+}
+
+def BmbExec_SoftEmbeddingGradOp : BmbExec_Op<"soft_embedding_grad", [AttrSizedOperandSegments]> {
+  let summary = "dtable/dsoft[ids[r]] += dy[r] (bmrt::soft_embedding_backward)";
+  let description = [{
+    Ids below `num` (the table's rows) add into `dtable`, the others into
+    row `id - num` of `dsoft`; either may be absent (not trained).
+
+    ```mlir
+    bmb_exec.soft_embedding_grad %dy, %ids outs(dsoft %ds : memref<1x8xf32>) {num = 64 : i64}
+        : memref<2x16x8xf32>, memref<2x16xi32>
+    ```
+  }];
+  let arguments = (ins BmbExec_Buffer:$dy, BmbExec_Buffer:$ids,
+                       Optional<BmbExec_Buffer>:$dtable, Optional<BmbExec_Buffer>:$dsoft,
+                       I64Attr:$num);
+  let assemblyFormat = [{
+    $dy `,` $ids `outs` `(` (`dtable` $dtable^ `:` type($dtable))? (`dsoft` $dsoft^ `:` type($dsoft))? `)`
+    attr-dict `:` type($dy) `,` type($ids)
+  }];
+}
+
+def BmbExec_GatherRowsOp : BmbExec_Op<"gather_rows"> {
+  let summary = "out[b*M + m] = x[b, pos[b, m]] (bmrt::gather_rows_forward)";
+  let description = [{
+    ```mlir
+    bmb_exec.gather_rows %h, %pos outs(%r) : memref<2x16x8xf32>, memref<2x1xi32> -> memref<2x8xf32>
+    ```
+  }];
+  let arguments = (ins BmbExec_Buffer:$x, BmbExec_Buffer:$positions, BmbExec_Buffer:$out);
+  let assemblyFormat = [{
+    $x `,` $positions `outs` `(` $out `)` attr-dict `:` type($x) `,` type($positions) `->` type($out)
+  }];
+}
+
+def BmbExec_GatherRowsGradOp : BmbExec_Op<"gather_rows_grad"> {
+  let summary = "dx[b, pos[b, m]] += dy[b*M + m] (bmrt::gather_rows_backward)";
+  let description = [{
+    ```mlir
+    bmb_exec.gather_rows_grad %dr, %pos outs(%dh) : memref<2x8xf32>, memref<2x1xi32> -> memref<2x16x8xf32>
+    ```
+  }];
+  let arguments = (ins BmbExec_Buffer:$dy, BmbExec_Buffer:$positions, BmbExec_Buffer:$dx);
+  let assemblyFormat = [{
+    $dy `,` $positions `outs` `(` $dx `)` attr-dict `:` type($dy) `,` type($positions) `->` type($dx)
+  }];
+}
+
+def BmbExec_VerbalizerLossOp : BmbExec_Op<"verbalizer_loss", [AttrSizedOperandSegments]> {
+  let summary = "manual verbalizer and class cross-entropy per example, and d(logits) (bmrt::verbalizer_loss_forward_backward)";
+  let description = [{
+    bmb.verbalizer_loss after its head GEMM: from `logits` [B*M, V] writes
+    the per-example `losses` [B] (0 for ignored labels), `scores` [B, C],
+    `word_probs` [B, M, C, W] and, with `dlogits`, d(mean loss)/d(logits)
+    times `%scale` (overwritten; it may be the logits buffer itself).
+
+    ```mlir
+    bmb_exec.verbalizer_loss %logits, %labels, %words, %calib outs(%losses, %scores, %wp)
+        dlogits(%logits : memref<2x64xf32>) scale %s {ignore_index = -100 : i64, reduce = ["first"]}
+        : memref<2x64xf32>, memref<2xi32>, memref<1x2x2x8xi32>, memref<1x2x2xf32>
+        -> memref<2xf32>, memref<2x2xf32>, memref<2x1x2x2xf32>
+    ```
+  }];
+  let arguments = (ins BmbExec_Buffer:$logits, BmbExec_Buffer:$labels, BmbExec_Buffer:$label_words,
+                       BmbExec_Buffer:$calibration, BmbExec_Buffer:$losses,
+                       BmbExec_Buffer:$scores, BmbExec_Buffer:$word_probs,
+                       Optional<BmbExec_Buffer>:$dlogits, Optional<F64>:$scale,
+                       StrArrayAttr:$reduce, I64Attr:$ignore_index);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $label_words `,` $calibration `outs` `(` $losses `,` $scores `,` $word_probs `)`
+    (`dlogits` `(` $dlogits^ `:` type($dlogits) `)`)? (`scale` $scale^)? attr-dict
+    `:` type($logits) `,` type($labels) `,` type($label_words) `,` type($calibration)
+    `->` type($losses) `,` type($scores) `,` type($word_probs)
+  }];
+}
+
 #endif // BMB_EXEC_TRAIN_OPS_TD

@@ -155,6 +155,16 @@ void printProgramInfo(FILE *out, const ProgramInfo &p) {
     printEntry(out, p.entries[i]);
   if (p.train)
     printTrainInfo(out, p);
+  if (p.tune) {
+    const TuneInfo &t = *p.tune;
+    std::fprintf(out,
+                 "tune: %lld label(s), %lld mask(s), <= %lld word(s) of <= %lld token(s); %lld soft "
+                 "token(s); embedding %s, head %s\n",
+                 (long long)t.numLabels, (long long)t.numMasks, (long long)t.maxWords,
+                 (long long)t.maxWordTokens, (long long)t.numSoft, t.embeddingParam, t.headParam);
+    std::fprintf(out, "prompt plan: %s\n", t.prompt);
+    std::fprintf(out, "data: %s\n", t.data && *t.data ? t.data : "(none)");
+  }
   if (p.numNameMaps == 0)
     std::fprintf(out, "name maps: none (checkpoints use our names)\n");
   for (int i = 0; i < p.numNameMaps; i++)

@@ -26,6 +26,10 @@ bmrt_add_component(app
   ${CMAKE_CURRENT_LIST_DIR}/train_main.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_progress.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_step.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tune_batch.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tune_checkpoint.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tune_data.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tune_flags.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tune_main.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tune_metrics.cpp
 )

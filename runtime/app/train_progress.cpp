@@ -157,4 +157,11 @@ void MetricsLog::eval(int64_t step, double valLoss, double elapsed) {
   std::fflush(f_);
 }
 
+void MetricsLog::record(const std::string &jsonObject) {
+  if (!f_)
+    return;
+  std::fprintf(f_, "%s\n", jsonObject.c_str());
+  std::fflush(f_);
+}
+
 } // namespace bmrt

@@ -74,6 +74,9 @@ public:
   MetricsLog &operator=(const MetricsLog &) = delete;
   void step(const StepMetrics &m);
   void eval(int64_t step, double valLoss, double elapsed);
+  /// Another program's record (the tune app's evaluation): one JSON object,
+  /// written as its own line.
+  void record(const std::string &jsonObject);
 
 private:
   FILE *f_ = nullptr;

@@ -4,6 +4,7 @@
 bmrt_add_component(prompt
   ${CMAKE_CURRENT_LIST_DIR}/assemble.cpp
   ${CMAKE_CURRENT_LIST_DIR}/label_words.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/plan.cpp
 )
 
 # bmb-prompt: a plan (JSON) + examples (JSONL) -> ids and positions (JSON).

@@ -1,7 +1,8 @@
 //===- bmrt/context.h - Run-time context, errors and profiling ------------===//
 //
 // A Context is what every runtime call takes first: thread count, the
-// profile counters (`--profile`), and (later) streams and the communicator.
+// profile counters (`--profile`), the communicator and, for the CUDA
+// backend, the device (its streams and library handles).
 // Errors that a user can cause (bad checkpoint, bad flag, bad token id) are
 // reported with bmrt::fail(), which throws bmrt::Error; the executables'
 // main catches it, prints "error: ..." and exits non-zero. Kernels never
@@ -18,6 +19,9 @@
 namespace bmrt {
 
 class Comm; // bmrt/comm.h
+namespace cuda {
+struct Device; // runtime/cuda/device.h: the CUDA backend's device, streams, handles
+}
 
 /// A user-visible run-time error (message without the "error: " prefix).
 struct Error : std::runtime_error {
@@ -50,6 +54,7 @@ struct Context {
   double seconds[(int)KernelKind::Count] = {};
   int64_t calls[(int)KernelKind::Count] = {};
   Comm *comm = nullptr;   // the run's communicator (train programs; bmrt/comm.h)
+  cuda::Device *device = nullptr; // the CUDA backend's device; null on the host
 };
 
 /// Times one runtime call into ctx when profiling is on:

@@ -289,6 +289,13 @@ struct TrainInfo {
 ///                                           calibration (evaluate only; calibration
 ///                                           is computed from these)
 ///
+/// A soft verbalizer (labelParam set; one mask) scores the classes with its
+/// trained rows, not with label-word probabilities: its entries have no
+/// "label_words" and "calibration" inputs and no "word_probs" output (the
+/// app writes and reads only what an entry's tables list). Its label words
+/// (W, K) only initialise the rows (from the head's rows of each class's
+/// first word).
+///
 /// StepArgs::dlossScale is 1 / the labelled examples of the global batch.
 /// The app assembles examples with bmrt::assemblePrompt and fills these.
 struct TuneInfo {

@@ -103,6 +103,17 @@ std::vector<std::vector<int32_t>> softInitIds(const PromptTemplate &t, const Tok
 /// texts as words; a leading space never changed its tokens.)
 std::string segmentText(const Tokenizer &tok, const std::string &text);
 
+namespace json {
+struct Value;
+}
+
+/// A prompt plan in the JSON shape of the `bmb.prompt` attribute
+/// (docs/tuning.md: segments, truncate, max_len, labels, verbalizers with
+/// their words, one per mask, or one top-level "words"). Fails naming
+/// `where` on a missing or mistyped field.
+void readPromptPlan(const json::Value &plan, const std::string &where, PromptTemplate &t,
+                    std::vector<PromptVerbalizer> &verbalizers);
+
 /// The tokenizer's mask token ([MASK] or <mask>); none for a causal LM's.
 std::optional<int32_t> maskTokenId(const Tokenizer &tok);
 

@@ -4,8 +4,10 @@
 // `__host__ __device__ void operator()(int64_t i)` computing element i; the
 // skeleton decides how the elements are spread over the machine. On the host
 // that is an OpenMP loop over both cores (small kernels stay on one thread:
-// forking costs more than they do); the CUDA backend's skeleton is a
-// grid-stride kernel with the same signature.
+// forking costs more than they do). A program built with --target=cuda
+// (nvcc with BMRT_CUDA_BACKEND defined) gets the CUDA backend's skeleton
+// instead (bmrt/cuda_skeletons.h): a grid-stride kernel with the same
+// signature, so the emitted source has no backend #if.
 //
 //===----------------------------------------------------------------------===//
 #ifndef BMRT_SKELETONS_H
@@ -14,6 +16,10 @@
 #include "bmrt/context.h"
 
 #include <cstdint>
+
+#if defined(__CUDACC__) && defined(BMRT_CUDA_BACKEND)
+#include "bmrt/cuda_skeletons.h"
+#else
 
 namespace bmrt {
 
@@ -26,4 +32,5 @@ template <class Kernel> void launch_map(Context &ctx, int64_t n, const Kernel &k
 
 } // namespace bmrt
 
+#endif
 #endif // BMRT_SKELETONS_H

@@ -34,7 +34,7 @@ bmb.model @M layer "M" {
 
 bmb.model @M layer "M" {
   bmb.param @w : tensor<8xf32> init zeros
-  // expected-error @+1 {{bmb-autodiff: @loss must return the result of bmb.fused_classifier or bmb.cross_entropy}}
+  // expected-error @+1 {{bmb-autodiff: @loss must return the result of bmb.fused_classifier, bmb.cross_entropy or bmb.verbalizer_loss}}
   func.func @loss(%l: tensor<f32>) -> tensor<f32> {
     %y = bmb.scale %l {factor = 2.0 : f64} : tensor<f32>
     return %y : tensor<f32>

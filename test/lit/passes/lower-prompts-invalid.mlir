@@ -134,3 +134,21 @@ bmb.template @t "{text_a} {mask} {mask}."
 bmb.verbalizer @v labels ["neg", "pos"] words [["bad"], ["good"]] {soft}
 // expected-error @+1 {{bmb-lower-prompts: tune job @j: a soft verbalizer with several masks is not implemented yet}}
 bmb.job @j tune for @M from "m.safetensors" {prompt = {kind = "prompt", template = "t", verbalizers = ["v", "v"]}, seq = 8 : i64}
+
+// -----
+
+// Soft tokens are ids past the vocabulary: only the token embedding may read
+// the token ids.
+bmb.model @M layer "M" {
+  bmb.param @wte.w : tensor<16x4xf32> init zeros
+  func.func @forward(%tokens: tensor<1x8xi32>) -> (tensor<1x8x4xf32>, tensor<1x8xi32>) {
+    %w = bmb.param_get @wte.w : tensor<16x4xf32>
+    %e = bmb.embedding %tokens, %w : (tensor<1x8xi32>, tensor<16x4xf32>) -> tensor<1x8x4xf32>
+    // expected-note @+1 {{the op reading the token ids}}
+    return %e, %tokens : tensor<1x8x4xf32>, tensor<1x8xi32>
+  }
+}
+bmb.template @t "{text_a} {soft} It was {mask}."
+bmb.verbalizer @v labels ["neg", "pos"] words [["bad"], ["good"]]
+// expected-error @+1 {{bmb-lower-prompts: tune job @j has soft tokens (ids >= vocab), which only the token embedding may read, but 'func.return' reads the token ids too}}
+bmb.job @j tune for @M from "m.safetensors" {prompt = {kind = "prompt", template = "t", verbalizer = "v"}, seq = 8 : i64}

@@ -18,8 +18,14 @@ bmb.job @t tune for @Enc from "enc.safetensors" {batch = 2 : i64, data = {kind =
 bmb.job @other train for @Enc {batch = 2 : i64, seq = 16 : i64}
 
 // CHECK-LABEL: bmb.model @Enc
-// CHECK-DAG: bmb.param @prompt.labels : tensor<2x8xf32> init normal(0.02)
-// CHECK-DAG: bmb.param @prompt.soft : tensor<2x8xf32> init normal(0.02)
+// CHECK-DAG: bmb.param @prompt.labels : tensor<2x8xf32> init normal(0.02) {bmb.delta}
+// CHECK-DAG: bmb.param @prompt.soft : tensor<2x8xf32> init normal(0.02) {bmb.delta}
+// The token embedding reads soft token k (id 64 + k) from @prompt.soft.
+// CHECK: func.func @forward(%[[TOK:.*]]: tensor<2x16xi32>)
+// CHECK: %[[W:.*]] = bmb.param_get @wte.w
+// CHECK: %[[S:.*]] = bmb.param_get @prompt.soft : tensor<2x8xf32>
+// CHECK: bmb.soft_embedding %[[TOK]], %[[W]], %[[S]] : (tensor<2x16xi32>, tensor<64x8xf32>, tensor<2x8xf32>) -> tensor<2x16x8xf32>
+// CHECK-NOT: bmb.embedding
 // CHECK: bmb.job @t tune
 // CHECK-SAME: attributes {bmb.prompt = {labels = ["no", "yes"], masks = 1 : i64, max_len = 16 : i64,
 // CHECK-SAME: segments = [{kind = "field", name = "text_a", shortenable = true, space = false},

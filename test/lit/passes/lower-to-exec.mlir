@@ -234,12 +234,13 @@ module {
 
 // -----
 
-// expected-error @+1 {{bmb-lower-to-exec needs an infer or a train job: executables for tune and compress jobs are not implemented yet}}
+// expected-error @+1 {{bmb-lower-to-exec needs an infer, train or tune job: executables for compress jobs are not implemented yet}}
 module {
   bmb.model @M layer "M" {
     bmb.param @w : tensor<8xf32> init ones
   }
-  bmb.job @sst2 tune for @M {batch = 1 : i64, seq = 8 : i64}
+  bmb.recipe @r [{verb = "prune"}]
+  bmb.job @small compress for @M recipe @r {batch = 1 : i64, seq = 8 : i64}
 }
 
 // -----

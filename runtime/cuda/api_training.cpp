@@ -1,0 +1,225 @@
+//===- cuda/api_training.cpp - bmrt/training.h and lowp.h on the GPU ------===//
+//
+// The training calls of emitted programs for the CUDA backend (api.h):
+// losses, optimizers, gradient norms, partitions and the mixed-precision
+// GEMMs, all on the device.
+//
+//===----------------------------------------------------------------------===//
+#include "bmrt/comm.h"
+#include "bmrt/lowp.h"
+#include "bmrt/training.h"
+#include "cuda/api.h"
+#include "cuda/kernels_cuda.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace bmrt {
+
+using cuda::deviceOf;
+
+template <>
+void fused_classifier_forward_backward<float>(Context &ctx, float *losses, float *dlogits,
+                                              const float *logits, const int32_t *targets,
+                                              int64_t rows, int64_t V, int64_t ignoreIndex,
+                                              double dlossScale) {
+  ProfileScope profile(ctx, KernelKind::Loss);
+  cuda::fused_classifier_forward_backward(deviceOf(ctx), losses, dlogits, logits, targets, rows,
+                                          V, ignoreIndex, dlossScale);
+}
+
+template <>
+void mse_forward_backward<float>(Context &ctx, float *loss, float *dpred, const float *pred,
+                                 const float *target, int64_t n, double dlossScale) {
+  ProfileScope profile(ctx, KernelKind::Loss);
+  cuda::mse_forward_backward(deviceOf(ctx), loss, dpred, pred, target, n, dlossScale);
+}
+
+template <>
+void adamw_update<float>(Context &ctx, float *params, const float *grads, float *m, float *v,
+                         int64_t n, double lr, double beta1, double beta2, double eps,
+                         double weightDecay, int64_t step) {
+  ProfileScope profile(ctx, KernelKind::Optimizer);
+  cuda::adamw_update(deviceOf(ctx), params, grads, m, v, n, lr, beta1, beta2, eps, weightDecay,
+                     step);
+}
+
+template <>
+void sgd_update<float>(Context &ctx, float *params, const float *grads, float *momentumBuf,
+                       int64_t n, double lr, double momentum, double weightDecay, int64_t step) {
+  ProfileScope profile(ctx, KernelKind::Optimizer);
+  cuda::sgd_update(deviceOf(ctx), params, grads, momentumBuf, n, lr, momentum, weightDecay,
+                   step);
+}
+
+template <> double grad_norm_squared<float>(Context &ctx, const float *grads, int64_t n) {
+  ProfileScope profile(ctx, KernelKind::Optimizer);
+  return cuda::grad_norm_squared(deviceOf(ctx), grads, n);
+}
+
+template <> void scale_inplace<float>(Context &ctx, float *x, int64_t n, double s) {
+  ProfileScope profile(ctx, KernelKind::Optimizer);
+  cuda::scale_inplace(deviceOf(ctx), x, n, s);
+}
+
+// Host arithmetic on two scalars, the same expression as the host backend's
+// (host/optimizers.cpp, which the CUDA link does not include: that file
+// also holds the host optimizer kernels).
+double clip_coefficient(double totalNorm, double maxNorm) {
+  const double c = maxNorm / (totalNorm + 1e-6);
+  return c < 1.0 ? c : 1.0;
+}
+
+//===--- This rank's part of the trainable group (host/partition.cpp's
+// arithmetic on device buffers) --------------------------------------------===//
+
+namespace {
+
+void checkPart(const char *what, const Buffers &buf) {
+  const Partition &p = buf.part;
+  if (p.begin < 0 || p.end < p.begin || p.end > p.total || p.optStride < p.end - p.begin)
+    fail(std::string(what) + ": partition [" + std::to_string(p.begin) + ", " +
+         std::to_string(p.end) + ") of " + std::to_string(p.total) +
+         " elements is inconsistent (the app did not set Buffers::part?)");
+}
+
+// [lo, hi) = [at, at + n) within this rank's partition; false when empty.
+bool clip(const Buffers &buf, int64_t at, int64_t n, int64_t &lo, int64_t &hi) {
+  lo = std::max(at, buf.part.begin);
+  hi = std::min(at + n, buf.part.end);
+  return lo < hi;
+}
+
+} // namespace
+
+// The squares are summed per chunk of `chunk` elements (one device sum each,
+// in chunk order), so the total does not depend on how the group is split
+// over ranks: the partials are all-reduced (zeros from the other ranks add
+// exactly) and added in chunk order, as the host backend does.
+template <>
+double grad_norm_part<float>(Context &ctx, const Buffers &buf, int64_t groupElems,
+                             int64_t chunk) {
+  ProfileScope profile(ctx, KernelKind::Optimizer);
+  checkPart("grad_norm_part", buf);
+  if (chunk < 1)
+    fail("grad_norm_part: chunk of " + std::to_string(chunk) + " elements");
+  const Partition &p = buf.part;
+  if (p.begin < p.end && p.begin % chunk != 0)
+    fail("grad_norm_part: the partition starts inside a chunk (a bmbc/app bug)");
+  const int64_t numChunks = (groupElems + chunk - 1) / chunk;
+  std::vector<double> partial((size_t)numChunks, 0.0);
+  const int64_t first = p.begin / chunk;
+  const int64_t last = p.begin < p.end ? (p.end + chunk - 1) / chunk : first;
+  const float *g = (const float *)buf.grads;
+  if (last > first)
+    cuda::chunk_squares(deviceOf(ctx), partial.data() + first, g + first * chunk,
+                        p.end - first * chunk, chunk);
+  if (p.end - p.begin < groupElems) {
+    Comm &comm = commOf(ctx);
+    commWait(ctx, comm.allReduce(partial.data(), numChunks, DType::F64)); // host buffer
+  }
+  double total = 0;
+  for (double s : partial)
+    total += s;
+  return std::sqrt(total);
+}
+
+template <> void scale_part<float>(Context &ctx, const Buffers &buf, double s) {
+  checkPart("scale_part", buf);
+  scale_inplace<float>(ctx, (float *)buf.grads + buf.part.begin, buf.part.end - buf.part.begin,
+                       s);
+}
+
+template <>
+void adamw_update_part<float>(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
+                              int64_t at, int64_t n, double lr, double beta1, double beta2,
+                              double eps, double weightDecay, int64_t step) {
+  checkPart("adamw_update_part", buf);
+  int64_t lo, hi;
+  if (!clip(buf, at, n, lo, hi))
+    return;
+  float *params = (float *)((char *)buf.params + groupParamOffset);
+  float *m = (float *)buf.optState + (lo - buf.part.begin);
+  adamw_update<float>(ctx, params + lo, (const float *)buf.grads + lo, m,
+                      m + buf.part.optStride, hi - lo, lr, beta1, beta2, eps, weightDecay, step);
+}
+
+template <>
+void sgd_update_part<float>(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
+                            int64_t at, int64_t n, double lr, double momentum,
+                            double weightDecay, int64_t step) {
+  checkPart("sgd_update_part", buf);
+  int64_t lo, hi;
+  if (!clip(buf, at, n, lo, hi))
+    return;
+  float *params = (float *)((char *)buf.params + groupParamOffset);
+  float *momentumBuf = momentum != 0.0 ? (float *)buf.optState + (lo - buf.part.begin) : nullptr;
+  sgd_update<float>(ctx, params + lo, (const float *)buf.grads + lo, momentumBuf, hi - lo, lr,
+                    momentum, weightDecay, step);
+}
+
+//===--- Mixed precision (lowp.h) ------------------------------------------===//
+
+void convert(Context &ctx, bf16 *out, const float *in, int64_t n) {
+  cuda::convert(deviceOf(ctx), LowPrecision::BF16, (uint16_t *)out, in, n);
+}
+void convert(Context &ctx, float *out, const bf16 *in, int64_t n) {
+  cuda::convert(deviceOf(ctx), LowPrecision::BF16, out, (const uint16_t *)in, n);
+}
+void convert(Context &ctx, fp16 *out, const float *in, int64_t n) {
+  cuda::convert(deviceOf(ctx), LowPrecision::FP16, (uint16_t *)out, in, n);
+}
+void convert(Context &ctx, float *out, const fp16 *in, int64_t n) {
+  cuda::convert(deviceOf(ctx), LowPrecision::FP16, out, (const uint16_t *)in, n);
+}
+
+void gemm_lowp(Context &ctx, LowPrecision p, int64_t m, int64_t n, int64_t k, const float *a,
+               int64_t lda, const float *b, int64_t ldb, Trans transB, float *c, int64_t ldc,
+               const float *bias, Epilogue act, const float *residual) {
+  ProfileScope profile(ctx, KernelKind::Gemm);
+  cuda::gemm_lowp(deviceOf(ctx), p, m, n, k, a, lda, b, ldb, false, transB, c, ldc, bias, act,
+                  residual);
+}
+
+void gemm_ex_lowp(Context &ctx, LowPrecision p, Trans transA, Trans transB, int64_t m,
+                  int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
+                  int64_t ldb, float *c, int64_t ldc, bool accumulate) {
+  ProfileScope profile(ctx, KernelKind::Gemm);
+  cuda::gemm_ex_lowp(deviceOf(ctx), p, transA, transB, m, n, k, a, lda, b, ldb, false, c, ldc,
+                     accumulate);
+}
+
+void gemm_lowp_w(Context &ctx, LowPrecision p, int64_t m, int64_t n, int64_t k, const float *a,
+                 int64_t lda, const uint16_t *b, int64_t ldb, Trans transB, float *c,
+                 int64_t ldc, const float *bias, Epilogue act, const float *residual) {
+  ProfileScope profile(ctx, KernelKind::Gemm);
+  cuda::gemm_lowp(deviceOf(ctx), p, m, n, k, a, lda, b, ldb, true, transB, c, ldc, bias, act,
+                  residual);
+}
+
+void gemm_ex_lowp_w(Context &ctx, LowPrecision p, Trans transA, Trans transB, int64_t m,
+                    int64_t n, int64_t k, const float *a, int64_t lda, const uint16_t *b,
+                    int64_t ldb, float *c, int64_t ldc, bool accumulate) {
+  ProfileScope profile(ctx, KernelKind::Gemm);
+  cuda::gemm_ex_lowp(deviceOf(ctx), p, transA, transB, m, n, k, a, lda, b, ldb, true, c, ldc,
+                     accumulate);
+}
+
+// The program's reduced-precision copy of the trainable group (host
+// lowp.cpp's contract; DeviceBuffers allocates Buffers::lowParams for it).
+void refresh_low_params(Context &ctx, const Buffers &buf, const TrainInfo &train) {
+  const std::string precision = train.precision ? train.precision : "fp32";
+  if (precision != "bf16" && precision != "fp16")
+    return;
+  if (!buf.lowParams)
+    fail("refresh_low_params: a " + precision +
+         " program needs Buffers::lowParams (the app did not allocate it)");
+  const float *master = (const float *)((const char *)buf.params + train.groupParamOffset);
+  ProfileScope profile(ctx, KernelKind::Optimizer);
+  cuda::convert(deviceOf(ctx), precision == "bf16" ? LowPrecision::BF16 : LowPrecision::FP16,
+                (uint16_t *)buf.lowParams, master, train.groupElems);
+}
+
+} // namespace bmrt

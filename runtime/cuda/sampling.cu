@@ -1,0 +1,182 @@
+//===- cuda/sampling.cu - The next token, chosen on the GPU ---------------===//
+//
+// bmrt/sampling.h's greedy and temperature modes over a logits row in device
+// memory, so a decode step copies one token id back, not the vocabulary's
+// logits. One block of 1024 threads; thread t owns the contiguous ids
+// [t * per, (t + 1) * per), so every per-thread sum runs in id order and the
+// block's prefix (CUB BlockScan) gives each thread where its ids start in
+// the cumulative distribution:
+//  - the logits are checked as the host checks them: the lowest id holding
+//    NaN or +inf is reported with the host's message;
+//  - greedy: the argmax, lowest id on ties (torch.argmax), via BlockReduce;
+//  - temperature: p_i = exp(x_i / T - max), summed in double; the token is
+//    the first id whose cumulative sum exceeds u * total, u the Philox
+//    uniform at (seed, step) the host draws too (the last id with p > 0 if
+//    rounding leaves none).
+// top_k and top_p need a sort of the vocabulary (cub::DeviceRadixSort) and
+// are refused here for now; the host Sampler does them.
+//
+//===----------------------------------------------------------------------===//
+#include "bmrt/philox.h"
+#include "cuda/check.h"
+#include "cuda/kernels_cuda.h"
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+
+#include <limits>
+#include <string>
+
+namespace bmrt::cuda {
+namespace {
+
+constexpr int kSampleThreads = 1024;
+constexpr long long kNone = std::numeric_limits<long long>::max();
+
+struct Result {
+  long long token;
+  long long badIndex; // lowest NaN/+inf id, kNone if none
+  int badIsNan;
+  int allNegInf;      // temperature: every logit is -inf
+};
+
+struct Best {
+  float v;
+  long long i;
+};
+struct BestOp {
+  __device__ Best operator()(const Best &a, const Best &b) const {
+    return (a.v > b.v || (a.v == b.v && a.i < b.i)) ? a : b;
+  }
+};
+struct MinOp {
+  __device__ long long operator()(long long a, long long b) const { return a < b ? a : b; }
+};
+struct MaxOp {
+  __device__ long long operator()(long long a, long long b) const { return a > b ? a : b; }
+};
+struct MaxD {
+  __device__ double operator()(double a, double b) const { return a > b ? a : b; }
+};
+
+__global__ void sampleKernel(Result *out, const float *logits, int64_t V, bool greedy,
+                             double temperature, double u) {
+  using BestReduce = cub::BlockReduce<Best, kSampleThreads>;
+  using IndexReduce = cub::BlockReduce<long long, kSampleThreads>;
+  using DoubleReduce = cub::BlockReduce<double, kSampleThreads>;
+  using Scan = cub::BlockScan<double, kSampleThreads>;
+  __shared__ union {
+    BestReduce::TempStorage best;
+    IndexReduce::TempStorage index;
+    DoubleReduce::TempStorage dbl;
+    Scan::TempStorage scan;
+  } tmp;
+  __shared__ long long sharedIndex;
+  __shared__ double sharedDouble;
+
+  const int64_t per = (V + kSampleThreads - 1) / kSampleThreads;
+  const int64_t lo = threadIdx.x * per < V ? threadIdx.x * per : V;
+  const int64_t hi = lo + per < V ? lo + per : V;
+
+  // The host's checkLogits: the lowest id with NaN or +inf.
+  long long bad = kNone;
+  for (int64_t i = lo; i < hi && bad == kNone; ++i)
+    if (isnan(logits[i]) || logits[i] == INFINITY)
+      bad = i;
+  bad = IndexReduce(tmp.index).Reduce(bad, MinOp());
+  if (threadIdx.x == 0)
+    sharedIndex = bad;
+  __syncthreads();
+  bad = sharedIndex;
+  __syncthreads();
+  if (bad != kNone) {
+    if (threadIdx.x == 0)
+      *out = Result{-1, bad, isnan(logits[bad]) ? 1 : 0, 0};
+    return;
+  }
+
+  if (greedy) {
+    Best mine{-INFINITY, kNone};
+    for (int64_t i = lo; i < hi; ++i)
+      if (mine.i == kNone || logits[i] > mine.v)
+        mine = Best{logits[i], (long long)i};
+    Best best = BestReduce(tmp.best).Reduce(mine, BestOp());
+    if (threadIdx.x == 0)
+      *out = Result{best.i, kNone, 0, 0};
+    return;
+  }
+
+  // Temperature: the maximum of x / T, then p_i = exp(x_i / T - max).
+  double m = -INFINITY;
+  for (int64_t i = lo; i < hi; ++i)
+    m = fmax(m, (double)logits[i] / temperature);
+  m = DoubleReduce(tmp.dbl).Reduce(m, MaxD());
+  if (threadIdx.x == 0)
+    sharedDouble = m;
+  __syncthreads();
+  m = sharedDouble;
+  __syncthreads();
+  if (m == -INFINITY) {
+    if (threadIdx.x == 0)
+      *out = Result{-1, kNone, 0, 1};
+    return;
+  }
+  double part = 0;
+  long long lastKept = -1;
+  for (int64_t i = lo; i < hi; ++i) {
+    const double p = exp((double)logits[i] / temperature - m);
+    part += p;
+    if (p > 0)
+      lastKept = i;
+  }
+  double before, total;
+  Scan(tmp.scan).ExclusiveSum(part, before, total);
+  __syncthreads();
+  const double target = u * total;
+  long long token = kNone;
+  if (before <= target && target < before + part) { // the crossing is in my ids
+    double cumulative = before;
+    for (int64_t i = lo; i < hi && token == kNone; ++i) {
+      const double p = exp((double)logits[i] / temperature - m);
+      cumulative += p;
+      if (p > 0 && cumulative > target)
+        token = i;
+    }
+  }
+  token = IndexReduce(tmp.index).Reduce(token, MinOp());
+  __syncthreads();
+  const long long last = IndexReduce(tmp.index).Reduce(lastKept, MaxOp());
+  if (threadIdx.x == 0)
+    *out = Result{token != kNone ? token : last, kNone, 0, 0};
+}
+
+} // namespace
+
+int32_t sample_token(Device &dev, const SamplingConfig &config, const float *logits,
+                     int64_t vocab, uint64_t step) {
+  if (config.mode == SamplingMode::TopK || config.mode == SamplingMode::TopP)
+    fail(std::string("sampling: ") + (config.mode == SamplingMode::TopK ? "top_k" : "top_p") +
+         " is not implemented on the cuda backend yet (greedy and temperature are)");
+  if (vocab < 1 || vocab > std::numeric_limits<int32_t>::max())
+    fail("sampling: vocabulary of " + std::to_string(vocab) + " tokens");
+  const bool greedy = config.mode == SamplingMode::Greedy;
+  if (!greedy && !(config.temperature > 0))
+    fail("sampling: temperature must be > 0 (got " + std::to_string(config.temperature) + ")");
+  const double u = greedy ? 0.0 : philoxUniform(config.seed, step, kSamplingStream);
+  Result *d = (Result *)scratchOf(dev, sizeof(Result));
+  sampleKernel<<<1, kSampleThreads, 0, dev.compute>>>(d, logits, vocab, greedy,
+                                                      config.temperature, u);
+  BMRT_CUDA_CHECK_LAUNCH("sampleKernel");
+  Result r;
+  // The token is needed on the host (to stream it, to stop at EOS).
+  BMRT_CUDA_CHECK(cudaMemcpyAsync(&r, d, sizeof r, cudaMemcpyDeviceToHost, dev.compute));
+  BMRT_CUDA_CHECK(cudaStreamSynchronize(dev.compute));
+  if (r.badIndex != kNone)
+    fail(std::string("the model produced an invalid logit (") + (r.badIsNan ? "nan" : "inf") +
+         ") for token " + std::to_string(r.badIndex));
+  if (r.allNegInf)
+    fail("every logit is -inf: there is no token to sample");
+  return (int32_t)r.token;
+}
+
+} // namespace bmrt::cuda

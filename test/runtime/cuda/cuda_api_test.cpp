@@ -1,0 +1,169 @@
+//===- cuda_api_test.cpp - The CUDA backend's messages, without a GPU -----===//
+//
+// What runs on any machine with the CUDA toolkit: the messages a user of a
+// --target=cuda program sees when there is no GPU, when the memory plan does
+// not fit, when $LOCAL_RANK is malformed, and when a kernel has no device
+// implementation yet. None of these calls reaches the GPU.
+//
+//===----------------------------------------------------------------------===//
+#include "bmrt/kernels.h"
+#include "bmrt/training.h"
+#include "cuda/device.h"
+#include "cuda/device_buffers.h"
+#include "cuda/kernels_cuda.h"
+#include "cuda/nccl_comm.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+using bmrt::Context;
+
+template <class F> std::string errorOf(F &&f) {
+  try {
+    f();
+  } catch (const bmrt::Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool haveGpu() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+TEST(CudaDevice, NoGpuNamesCudaGetDeviceCountAndItsError) {
+  if (haveGpu())
+    GTEST_SKIP() << "a GPU is present";
+  const std::string msg = errorOf([] { bmrt::cuda::openDevice(); });
+  EXPECT_EQ(msg.rfind("no usable CUDA GPU: cudaGetDeviceCount failed: ", 0), 0u) << msg;
+  EXPECT_NE(msg.find("(cudaError"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("bmbc --target=host builds the same job for the CPU"), std::string::npos)
+      << msg;
+}
+
+TEST(CudaDevice, LocalRankPicksTheDeviceModuloTheCount) {
+  setenv("LOCAL_RANK", "3", 1);
+  EXPECT_EQ(bmrt::cuda::defaultDeviceIndex(2), 1);
+  setenv("LOCAL_RANK", "x1", 1);
+  EXPECT_EQ(errorOf([] { bmrt::cuda::defaultDeviceIndex(2); }),
+            "$LOCAL_RANK is 'x1', not a local rank (0, 1, ...)");
+  unsetenv("LOCAL_RANK");
+  EXPECT_EQ(bmrt::cuda::defaultDeviceIndex(2), 0);
+}
+
+TEST(CudaBuffers, APlanThatDoesNotFitSaysNeedFreeAndWhichSetting) {
+  bmrt::cuda::Device dev; // a description only: nothing is opened
+  dev.name = "Test GPU";
+  std::vector<bmrt::cuda::RoleSize> roles = {
+      {"params", size_t(100) << 20, "the model's size"},
+      {"activations", size_t(900) << 20, "the job's batch and seq"}};
+  const std::string msg =
+      errorOf([&] { bmrt::cuda::checkFits(dev, roles, size_t(512) << 20, size_t(1) << 30); });
+  EXPECT_EQ(msg, "the program needs 1032.0 MiB of GPU memory (params 100.0 MiB, activations "
+                 "900.0 MiB, cuBLASLt workspace 32.0 MiB), but GPU 0 (Test GPU) has 512.0 MiB "
+                 "free of 1024.0 MiB; the largest role is activations, sized by the job's batch "
+                 "and seq: make that smaller in the .bmb job, or free the GPU");
+  EXPECT_EQ(errorOf([&] {
+              bmrt::cuda::checkFits(dev, roles, size_t(2) << 30, size_t(4) << 30);
+            }),
+            "");
+}
+
+TEST(CudaBuffers, TrainProgramsPlanGradsAndOptimizerState) {
+  bmrt::TrainInfo train = {};
+  train.gradBytes = 40;
+  train.optStateBytes = 80;
+  bmrt::ProgramInfo program = {};
+  program.paramBytes = 10, program.stateBytes = 0, program.activationBytes = 20;
+  program.train = &train;
+  auto roles = bmrt::cuda::plannedRoles(program);
+  ASSERT_EQ(roles.size(), 5u);
+  EXPECT_EQ(roles[3].role, "grads");
+  EXPECT_EQ(roles[3].bytes, 40u);
+  EXPECT_EQ(roles[4].role, "optimizer state");
+  EXPECT_EQ(roles[4].bytes, 80u);
+  train.precision = "bf16";
+  train.groupElems = 10;
+  roles = bmrt::cuda::plannedRoles(program);
+  ASSERT_EQ(roles.size(), 6u);
+  EXPECT_EQ(roles[5].role, "low-precision params");
+  EXPECT_EQ(roles[5].bytes, 20u);
+}
+
+// Shapes the device kernels refuse before launching anything.
+TEST(CudaApi, ShapeRefusalsNameTheKernelAndTheLimit) {
+  bmrt::cuda::Device dev;
+  EXPECT_EQ(errorOf([&] {
+              bmrt::cuda::rotary_forward(dev, nullptr, nullptr, nullptr, 1, 1, 1024, 1024,
+                                         10000.0f);
+            }),
+            "rotary_forward: the cuda backend takes head dimensions up to 512 (got 1024)");
+  EXPECT_EQ(errorOf([&] {
+              bmrt::cuda::copy_strided_backward(dev, nullptr, nullptr, 3, 4, 2, 0);
+            }),
+            "copy_strided_backward: overlapping slices (stride 2 < slice 4) are not supported "
+            "on the cuda backend");
+  bmrt::AttentionArgs a;
+  a.rows = 4, a.heads = 2, a.kvHeads = 1, a.headDim = 8, a.cacheCapacity = 8, a.start = 6;
+  EXPECT_EQ(errorOf([&] {
+              bmrt::cuda::attention_forward(dev, a, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                            nullptr);
+            }),
+            "attention_forward: rows [6, 10) do not fit the KV cache capacity 8");
+  EXPECT_EQ(errorOf([&] {
+              bmrt::cuda::layernorm_backward(dev, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                             nullptr, nullptr, (float *)&a, 1, 1, 1e-5f);
+            }),
+            "layernorm_backward: give both mean and rstd, or neither (recompute)");
+}
+
+TEST(CudaApi, AKernelWithoutAnOpenDeviceFails) {
+  Context ctx; // ctx.device is null: the app opened no GPU
+  EXPECT_EQ(errorOf([&] {
+              bmrt::gemm<float>(ctx, 1, 1, 1, nullptr, 1, nullptr, 1, bmrt::Trans::T, nullptr,
+                                1, nullptr, bmrt::Epilogue::None, nullptr);
+            }),
+            "a cuda kernel was called without a device (Context::device is null: the app did "
+            "not open the GPU)");
+}
+
+TEST(CudaApi, InPlaceResidualAfterAnActivationIsRefused) {
+  bmrt::cuda::Device dev;
+  float c[1] = {0};
+  EXPECT_EQ(errorOf([&] {
+              bmrt::cuda::gemm(dev, 1, 1, 1, c, 1, c, 1, bmrt::Trans::T, c, 1, nullptr,
+                               bmrt::Epilogue::GeluErf, c);
+            }),
+            "cuda gemm: an in-place residual after an activation is not supported (the "
+            "compiler emits it only without an activation)");
+}
+
+TEST(CudaNccl, DeterministicIsRefusedBeforeAnyLaunchOrGpu) {
+  bmrt::cuda::Device dev;
+  bmrt::CommOptions options;
+  options.deterministic = true;
+  EXPECT_EQ(errorOf([&] { bmrt::cuda::openNcclComm(dev, options); }),
+            "--deterministic is not available on the cuda backend: NCCL does not sum in rank "
+            "order (drop the flag, or run the job built with --target=host)");
+}
+
+TEST(CudaSampling, TopKAndTopPAreRefusedOnTheDevice) {
+  bmrt::cuda::Device dev;
+  bmrt::SamplingConfig config;
+  config.mode = bmrt::SamplingMode::TopP;
+  EXPECT_EQ(errorOf([&] { bmrt::cuda::sample_token(dev, config, nullptr, 10, 0); }),
+            "sampling: top_p is not implemented on the cuda backend yet (greedy and "
+            "temperature are)");
+}
+
+TEST(CudaApi, ClipCoefficientIsTheHostFormula) {
+  EXPECT_DOUBLE_EQ(bmrt::clip_coefficient(2.0, 1.0), 1.0 / (2.0 + 1e-6));
+  EXPECT_DOUBLE_EQ(bmrt::clip_coefficient(0.5, 1.0), 1.0);
+}
+
+} // namespace

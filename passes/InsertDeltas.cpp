@@ -294,9 +294,10 @@ struct DeltaRewriter {
           if (!excluding) {
             if (is.iterations.empty())
               chosen[s.op] = {RepeatOp(), {}};
-            else if (it == chosen.end() || it->second.first)
-              chosen[s.op].first = r,
+            else if (it == chosen.end() || it->second.first) { // not already all
+              chosen[s.op].first = r;
               chosen[s.op].second.insert(is.iterations.begin(), is.iterations.end());
+            }
             continue;
           }
           if (it == chosen.end())
@@ -314,8 +315,7 @@ struct DeltaRewriter {
             it->second.second.erase(i);
         }
         if (!any || !checkSelector(is.layers).empty())
-          return selectorError(deltaLoc(), label, is.layers == sel ? sel : is.layers, paths,
-                               "layer");
+          return selectorError(deltaLoc(), label, is.layers, paths, "layer");
       }
     }
     std::vector<Selected> out;

@@ -3,7 +3,8 @@
 // The selectors of delta tuning (`on`, `exclude`, `freeze`, `train_only`),
 // as OpenDelta users write them, matched against dotted paths from the
 // model root without iteration indices (`h.attn.q` for every layer of the
-// repeat `h`):
+// repeat `h`; a delta's `on`/`exclude` may add one index segment,
+// `h.{0,3}.attn.q`, split off by parseIterations):
 //   - `re:PATTERN`  a regular expression that must match the whole path;
 //   - with a `*`    a glob: `*` within one segment, `**` across segments;
 //   - otherwise     a suffix on segment boundaries: `attn.q` matches

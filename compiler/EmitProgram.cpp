@@ -67,7 +67,7 @@ void Emitter::emitParamsAndState() {
     auto t = cast<MemRefType>(p.getType());
     os << "  " << cType(t.getElementType()) << " *" << cIdent(p.getSymName()) << "; // "
        << shapeStr(t.getShape()) << (p.getStacked() ? " stacked: layer l at + l * " +
-                                                          std::to_string(product(t.getShape().drop_front()))
+                                                          layerStrideElems(FlatSymbolRefAttr::get(p.getSymNameAttr()))
                                                     : "")
        << "\n";
   }
@@ -224,10 +224,9 @@ void Emitter::emitOp(Operation *op) {
     return declare(i.getResult(), *i.getOffset(), " input '" + i.getName().str() + "'");
   if (auto p = dyn_cast<ParamRefOp>(op)) {
     std::string base = "P." + cIdent(p.getParam());
-    names[p.getResult()] =
-        p.getLayer() ? "(" + base + " + " + name(p.getLayer()) + " * " +
-                           std::to_string(mt(p.getResult()).getNumElements()) + ")"
-                     : base;
+    names[p.getResult()] = p.getLayer() ? "(" + base + " + " + name(p.getLayer()) + " * " +
+                                              layerStrideElems(p.getParamAttr()) + ")"
+                                        : base;
     return;
   }
   if (auto s = dyn_cast<StateRefOp>(op)) {
@@ -444,11 +443,10 @@ void Emitter::emitParamTable() {
     if (train)
       os << ", " << (p.getGradOffset() ? static_cast<int64_t>(*p.getGradOffset()) : -1) << ", "
          << (p.getOptOffset() ? static_cast<int64_t>(*p.getOptOffset()) : -1) << ", "
-         << (p.getDecay() ? "true" : "false");
+         << (p.getDecay() ? "true" : "false") << ", " << (delta ? "true" : "false") << ", "
+         << (p.getLayerStride() ? static_cast<int64_t>(*p.getLayerStride()) : 0);
     else if (delta && init)
-      os << ", -1, -1, false";
-    if (delta && (train || init))
-      os << ", true";
+      os << ", -1, -1, false, true";
     os << "},\n";
   }
   os << "};\n\n";

@@ -53,6 +53,12 @@ std::string fp(double v) { return llvm::formatv("{0:e}", v).str(); }
 
 } // namespace
 
+bool Emitter::overlapsGrads() {
+  bool any = false;
+  program.walk([&](DeferAllReduceGradsOp) { any = true; });
+  return any;
+}
+
 std::string Emitter::gradType() {
   std::string t;
   for (auto p : program.getOps<ParamOp>())
@@ -131,7 +137,7 @@ bool Emitter::emitTrainOp(Operation *op) {
   if (auto g = dyn_cast<GradRefOp>(op)) {
     std::string base = "G." + cIdent(g.getParam());
     names[g.getResult()] = g.getLayer() ? "(" + base + " + " + name(g.getLayer()) + " * " +
-                                              count(g.getResult()) + ")"
+                                              layerStrideElems(g.getParamAttr()) + ")"
                                         : base;
     return true;
   }
@@ -296,9 +302,14 @@ bool Emitter::emitTrainOp(Operation *op) {
        << in << "  scale_part<" << gradType() << ">(ctx, buf, " << k << ");\n";
     return true;
   }
-  // A param's elements in the group: its gradient's offset and size.
-  auto groupRange = [&](Operation *at, FlatSymbolRefAttr param, int64_t &offset,
-                        int64_t &numel, std::string &type) {
+  // A param's elements in the group: where its first layer's slice starts
+  // (its gradient's offset), the slice's size, its layers and the elements
+  // from one layer's slice to the next (the group is layer-major).
+  struct GroupRange {
+    int64_t offset = 0, slice = 0, layers = 1, stride = 0;
+    std::string type;
+  };
+  auto groupRange = [&](Operation *at, FlatSymbolRefAttr param, GroupRange &r) {
     auto p = SymbolTable::lookupNearestSymbolFrom<ParamOp>(at, param);
     if (!p || !p.getGradOffset()) {
       error(at, "emission: the param has no place in the trainable group (run bmb-plan-memory)");
@@ -306,34 +317,48 @@ bool Emitter::emitTrainOp(Operation *op) {
     }
     auto t = cast<MemRefType>(p.getType());
     int64_t size = t.getElementTypeBitWidth() / 8;
-    offset = *p.getGradOffset() / size;
-    numel = t.getNumElements();
-    type = cType(t.getElementType());
+    r.offset = *p.getGradOffset() / size;
+    r.slice = p.getSliceBytes() / size;
+    r.layers = p.getStacked() ? t.getDimSize(0) : 1;
+    r.stride = p.getLayerStrideBytes() / size;
+    r.type = cType(t.getElementType());
     return true;
   };
+  // An update of every layer of a param: one call when the slices are back
+  // to back, else one per layer (the update is elementwise, so the split
+  // does not change a bit).
+  auto emitUpdate = [&](const GroupRange &r, const std::string &fn, const std::string &args,
+                        StringRef param) {
+    std::string head = in + fn + "<" + r.type + ">(ctx, buf, " +
+                       std::to_string(groupAttr("group_param_offset")) + ", ";
+    if (r.layers == 1 || r.stride == r.slice) {
+      os << head << r.offset << ", " << r.slice * r.layers << ", " << args << "); // " << param
+         << "\n";
+      return;
+    }
+    os << in << "for (int64_t l = 0; l < " << r.layers << "; ++l) // " << param << ", per layer\n"
+       << "  " << head << r.offset << " + l * " << r.stride << ", " << r.slice << ", " << args
+       << ");\n";
+  };
   if (auto a = dyn_cast<AdamWUpdateOp>(op)) {
-    int64_t offset, numel;
-    std::string type;
-    if (!groupRange(op, a.getParamAttr(), offset, numel, type))
+    GroupRange r;
+    if (!groupRange(op, a.getParamAttr(), r))
       return true;
-    os << in << "adamw_update_part<" << type << ">(ctx, buf, "
-       << groupAttr("group_param_offset") << ", " << offset << ", " << numel << ", "
-       << name(a.getLr()) << ", " << fp(a.getBeta1().convertToDouble()) << ", "
-       << fp(a.getBeta2().convertToDouble()) << ", " << fp(a.getEps().convertToDouble())
-       << ", " << fp(a.getWeightDecay().convertToDouble()) << ", " << name(a.getStep())
-       << "); // " << a.getParam() << "\n";
+    emitUpdate(r, "adamw_update_part",
+               name(a.getLr()) + ", " + fp(a.getBeta1().convertToDouble()) + ", " +
+                   fp(a.getBeta2().convertToDouble()) + ", " + fp(a.getEps().convertToDouble()) +
+                   ", " + fp(a.getWeightDecay().convertToDouble()) + ", " + name(a.getStep()),
+               a.getParam());
     return true;
   }
   if (auto s = dyn_cast<SGDUpdateOp>(op)) {
-    int64_t offset, numel;
-    std::string type;
-    if (!groupRange(op, s.getParamAttr(), offset, numel, type))
+    GroupRange r;
+    if (!groupRange(op, s.getParamAttr(), r))
       return true;
-    os << in << "sgd_update_part<" << type << ">(ctx, buf, " << groupAttr("group_param_offset")
-       << ", " << offset << ", " << numel << ", " << name(s.getLr()) << ", "
-       << fp(s.getMomentum().convertToDouble()) << ", "
-       << fp(s.getWeightDecay().convertToDouble()) << ", " << name(s.getStep()) << "); // "
-       << s.getParam() << "\n";
+    emitUpdate(r, "sgd_update_part",
+               name(s.getLr()) + ", " + fp(s.getMomentum().convertToDouble()) + ", " +
+                   fp(s.getWeightDecay().convertToDouble()) + ", " + name(s.getStep()),
+               s.getParam());
     return true;
   }
   if (isa<ZeroGradsOp>(op)) {
@@ -349,26 +374,77 @@ bool Emitter::emitTrainOp(Operation *op) {
     os << in << "const CommHandle " << n << " = commOf(ctx)." << call << ";\n";
   };
   if (auto r = dyn_cast<AllReduceGradsOp>(op)) {
-    // One contiguous range of the grads allocation: the bucket's params are
-    // consecutive in the group.
-    int64_t first = -1, end = 0;
+    // One contiguous range of the grads allocation: the bucket's slices
+    // (whole params, or the layers of its units) are back to back in the
+    // group, up to the 64-byte alignment between them.
+    std::vector<std::pair<int64_t, int64_t>> slices; // [begin, end) in elements
+    int64_t size = gradType() == "double" ? 8 : 4;
     for (Attribute a : r.getParams()) {
-      int64_t offset, numel;
-      std::string type;
-      if (!groupRange(op, cast<FlatSymbolRefAttr>(a), offset, numel, type))
+      GroupRange g;
+      if (!groupRange(op, cast<FlatSymbolRefAttr>(a), g))
         return true;
-      int64_t size = type == "double" ? 8 : 4;
-      if (first >= 0 && (offset * size + 63) / 64 * 64 != (end * size + 63) / 64 * 64) {
-        error(op, "emission: the bucket's params are not consecutive in the trainable group");
+      int64_t first = 0, end = g.layers;
+      if (auto layers = r.getLayers()) {
+        first = (*layers)[0];
+        end = (*layers)[1];
+      }
+      for (int64_t l = first; l < end; ++l)
+        slices.push_back({g.offset + l * g.stride, g.offset + l * g.stride + g.slice});
+    }
+    std::sort(slices.begin(), slices.end());
+    for (size_t i = 1; i < slices.size(); ++i)
+      if (slices[i].first * size != (slices[i - 1].second * size + 63) / 64 * 64) {
+        error(op, "emission: the bucket's gradients are not one contiguous range of the "
+                  "trainable group");
         return true;
       }
-      if (first < 0)
-        first = offset;
-      end = offset + numel;
+    int64_t first = slices.front().first, end = slices.back().second;
+    std::string call = "allReduce((" + gradType() + " *)buf.grads + " + std::to_string(first) +
+                       ", " + std::to_string(end - first) + ", " + dtype + ")";
+    // The backward may have issued these sums already (defer_all_reduce_grads).
+    if (r.getUnlessOverlapped()) {
+      std::string n = "r" + std::to_string(counter++);
+      names[r.getRequest()] = n;
+      os << in << "const CommHandle " << n << " = args.overlapGrads ? CommHandle{} : commOf(ctx)."
+         << call << ";\n";
+      return true;
     }
-    request(r.getRequest(), "allReduce((" + gradType() + " *)buf.grads + " +
-                                std::to_string(first) + ", " + std::to_string(end - first) +
-                                ", " + dtype + ")");
+    request(r.getRequest(), call);
+    return true;
+  }
+  if (auto d = dyn_cast<DeferAllReduceGradsOp>(op)) {
+    // One layer's unit (its params' slices of that layer are back to back)
+    // or whole unstacked params: one contiguous range from `first`, `layer`
+    // units further on for a layer.
+    int64_t first = -1, end = -1, stride = -1;
+    for (Attribute a : d.getParams()) {
+      GroupRange g;
+      if (!groupRange(op, cast<FlatSymbolRefAttr>(a), g))
+        return true;
+      if (d.getLayer() && stride >= 0 && g.stride != stride) {
+        error(op, "emission: the layer's params are not in one unit (different layer strides)");
+        return true;
+      }
+      stride = g.stride;
+      int64_t n = d.getLayer() ? g.slice : g.slice * g.layers;
+      first = first < 0 ? g.offset : std::min(first, g.offset);
+      end = std::max(end, g.offset + n);
+    }
+    int64_t size = gradType() == "double" ? 8 : 4;
+    if (d.getLayer() && (end - first) * size > stride * size) {
+      error(op, "emission: the layer's params span more than one unit");
+      return true;
+    }
+    std::string at = std::to_string(first);
+    if (d.getLayer())
+      at += " + " + name(d.getLayer()) + " * " + std::to_string(stride);
+    os << in << "if (args.overlapGrads)\n"
+       << in << "  commDefer(ctx, commOf(ctx).allReduce((" << gradType() << " *)buf.grads + " << at
+       << ", " << end - first << ", " << dtype << "));\n";
+    return true;
+  }
+  if (isa<WaitDeferredOp>(op)) {
+    os << in << "commWaitDeferred(ctx);\n";
     return true;
   }
   if (auto r = dyn_cast<ReduceScatterGradsOp>(op)) {
@@ -382,7 +458,9 @@ bool Emitter::emitTrainOp(Operation *op) {
     return true;
   }
   if (auto w = dyn_cast<WaitOp>(op)) {
-    os << in << "commWait(ctx, " << name(w.getRequest()) << ");\n";
+    auto skipped = w.getRequest().getDefiningOp<AllReduceGradsOp>();
+    os << in << (skipped && skipped.getUnlessOverlapped() ? "if (!args.overlapGrads) " : "")
+       << "commWait(ctx, " << name(w.getRequest()) << ");\n";
     return true;
   }
   return false;
@@ -445,6 +523,17 @@ void Emitter::emitTrainTables(ArrayRef<func::FuncOp> entries) {
   std::string scheduleEnum = schedule == "cosine" ? "LrSchedule::Cosine"
                              : schedule == "linear" ? "LrSchedule::Linear"
                                                     : "LrSchedule::Constant";
+  auto units = program->getAttrOfType<DenseI64ArrayAttr>("group_units");
+  if (!units || units.size() < 2) {
+    error(program, "emission: the program has no 'group_units' (run bmb-plan-memory)");
+    return;
+  }
+  os << "// The units of the trainable group (element offsets; unit 0: the params\n"
+     << "// outside repeats, then one unit per layer).\n"
+     << "const int64_t kGroupUnits[] = {";
+  for (auto [i, u] : llvm::enumerate(units.asArrayRef()))
+    os << (i ? ", " : "") << u;
+  os << "};\n\n";
   os << "const TrainInfo kTrain = {\n"
      << "  " << trainInt(train, "batch") << ", " << trainInt(train, "seq") << ", // batch, seq\n"
      << "  " << program->getAttrOfType<IntegerAttr>("grad_bytes").getInt() << ", "
@@ -475,6 +564,9 @@ void Emitter::emitTrainTables(ArrayRef<func::FuncOp> entries) {
      << ", // ZeRO stage, trainable group: param offset, elements, partition align\n"
      << "  " << cString(precisionOf(program)) << ", " << lossScaleOf(program)
      << ", // precision, fp16 loss scale and window\n"
+     << "  kGroupUnits, " << units.size() - 1 << ", // units of the trainable group\n"
+     << "  " << (overlapsGrads() ? "true" : "false")
+     << ", // the backward can issue the gradient all-reduces (StepArgs::overlapGrads)\n"
      << "};\n\n";
   bool tune = program->hasAttr("tune");
   if (tune)

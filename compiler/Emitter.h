@@ -149,8 +149,20 @@ private:
       return "";
     std::string at = std::to_string(*param.getGradOffset() / 4);
     if (ref.getLayer())
-      at += " + " + name(ref.getLayer()) + " * " + std::to_string(mt(v).getNumElements());
+      at += " + " + name(ref.getLayer()) + " * " + layerStrideElems(ref.getParamAttr());
     return "((const uint16_t *)buf.lowParams + " + at + ")";
+  }
+  /// Elements from layer i's slice of a stacked param to layer i + 1's
+  /// (its layer_stride: a trainable param's layers are one unit apart in
+  /// the layer-major group), in the params, grads and low-precision copies.
+  std::string layerStrideElems(FlatSymbolRefAttr param) {
+    auto p = program.lookupSymbol<ParamOp>(param.getAttr());
+    if (!p) {
+      error(program, "emission: no bmb_exec.param ") << param;
+      return "0";
+    }
+    int64_t elemBytes = (cast<MemRefType>(p.getType()).getElementTypeBitWidth() + 7) / 8;
+    return std::to_string(p.getLayerStrideBytes() / elemBytes);
   }
   std::string settingStr(StringRef key, StringRef def);
   double settingNum(StringRef key, double def);
@@ -174,6 +186,8 @@ private:
   // Tune programs (EmitTune.cpp): the prompt-tuning ops and TuneInfo.
   bool emitTuneOp(Operation *op);
   void emitTuneInfo();
+  /// Whether the backward defers gradient all-reduces (TrainInfo::overlapGrads).
+  bool overlapsGrads();
   /// The C++ element type of every gradient (one type per program: the
   /// whole-allocation ops need it).
   std::string gradType();

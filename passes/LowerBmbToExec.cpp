@@ -510,7 +510,8 @@ LogicalResult mlir::bmb::lowerParams(ModelOp model, ex::ProgramOp program) {
     auto lowered = b.create<ex::ParamOp>(p.getLoc(), p.getSymName(),
                           MemRefType::get(t.getShape(), t.getElementType()),
                           p.getStacked() == 1, p.getFrozen(), /*decay=*/false,
-                          IntegerAttr(), IntegerAttr(), IntegerAttr(), initDict);
+                          IntegerAttr(), IntegerAttr(), IntegerAttr(),
+                          /*layer_stride=*/IntegerAttr(), initDict);
     // Delta params (bmb-insert-deltas) keep their mark for the runtime's
     // checkpoint layouts (bmrt::ParamInfo::delta).
     for (StringRef mark : {"bmb.delta", "bmb.lora_merge"})

@@ -159,10 +159,29 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
   handled = true;
   auto requestType = [&] { return ex::RequestType::get(b.getContext()); };
   if (auto r = dyn_cast<GradAllReduceOp>(op)) {
+    // In the backward (bmb-data-parallel's overlap): issued there when the
+    // app says so, waited by @optimizer_step.
+    if (source.getName() != "optimizer_step") {
+      if (r.getLayers())
+        return r.emitError("a layer range of gradients can only be reduced in @optimizer_step");
+      b.create<ex::DeferAllReduceGradsOp>(r.getLoc(), r.getParamsAttr(),
+                                          r.getLayer() ? lookup(r.getLayer()) : Value());
+      return success();
+    }
     if (gradNorm)
       return r.emitError("gradient all-reduce after the gradients were read");
-    pendingRequests.push_back(
-        b.create<ex::AllReduceGradsOp>(r.getLoc(), requestType(), r.getParamsAttr()));
+    // When the backward may have issued them, the buckets are its fallback:
+    // first wait for what it deferred, then issue only if it did not.
+    bool overlapped = false;
+    if (auto model = source->getParentOfType<ModelOp>())
+      if (auto fwdBwd = dyn_cast_or_null<func::FuncOp>(model.lookupSymbol("train_step")))
+        fwdBwd.walk([&](GradAllReduceOp) { overlapped = true; });
+    if (overlapped && pendingRequests.empty())
+      b.create<ex::WaitDeferredOp>(r.getLoc());
+    auto issue = b.create<ex::AllReduceGradsOp>(r.getLoc(), requestType(), r.getParamsAttr(),
+                                                r.getLayersAttr(),
+                                                overlapped ? b.getUnitAttr() : UnitAttr());
+    pendingRequests.push_back(issue);
     return success();
   }
   if (auto r = dyn_cast<GradReduceScatterOp>(op)) {

@@ -13,8 +13,9 @@
 //
 // Training programs (`train` attribute: {opt_slots = N}) add two roles and
 // lay the trainable params out as one flat group (docs/distributed.md):
-// frozen params first, then the trainable ones in declaration order from
-// `group_param_offset`, and the grads allocation the same way from 0, so a
+// frozen params first, then the trainable ones from `group_param_offset`,
+// layer-major (layOutGroup: the params outside repeats, then one unit per
+// layer), and the grads allocation the same way from 0, so a
 // trainable param's `grad_offset` is also its place in the group
 // (offset = group_param_offset + grad_offset). Ranks split the group into
 // partitions (bmrt::Partition), so collectives and the partitioned
@@ -142,6 +143,55 @@ int64_t planFunction(func::FuncOp f) {
   return alignUp(total);
 }
 
+/// Lays the trainable group out in units (docs/distributed.md): unit 0 is
+/// the params outside repeats, in declaration order; then, for each repeat
+/// (the stacked params of one layer count, in the order their first param
+/// is declared), one unit per layer holding that layer's slice of each of
+/// its params, back to back. So a stacked param's slices are one unit apart
+/// (its layer stride), and a layer's gradients are one contiguous range
+/// that a collective can take right after the layer's backward. Every slice
+/// starts on a 64-byte boundary. `place(p, offset, stride)` receives each
+/// param's byte offset in the group and its layer stride; `bounds` gets the
+/// units' boundaries (units + 1 of them). Returns the group's bytes.
+///
+/// Repeats of the same length share their units (layer i of each): the
+/// exec level no longer says which repeat a stacked param came from.
+template <class Place>
+int64_t layOutGroup(ArrayRef<ParamOp> group, SmallVectorImpl<int64_t> &bounds, Place place) {
+  int64_t at = 0;
+  bounds.push_back(0);
+  SmallVector<std::pair<int64_t, SmallVector<ParamOp>>> repeats; // layer count -> params
+  for (ParamOp p : group) {
+    if (!p.getStacked()) {
+      place(p, at, 0);
+      at = alignUp(at + byteSize(p.getType()));
+      continue;
+    }
+    int64_t layers = cast<MemRefType>(p.getType()).getDimSize(0);
+    auto it = llvm::find_if(repeats, [&](auto &r) { return r.first == layers; });
+    if (it == repeats.end()) {
+      repeats.push_back({layers, {}});
+      it = std::prev(repeats.end());
+    }
+    it->second.push_back(p);
+  }
+  bounds.push_back(at);
+  for (auto &[layers, params] : repeats) {
+    int64_t unitBytes = 0;
+    for (ParamOp p : params)
+      unitBytes += alignUp(p.getSliceBytes());
+    int64_t within = 0;
+    for (ParamOp p : params) {
+      place(p, at + within, unitBytes);
+      within += alignUp(p.getSliceBytes());
+    }
+    for (int64_t l = 0; l < layers; ++l)
+      bounds.push_back(at + (l + 1) * unitBytes);
+    at += layers * unitBytes;
+  }
+  return at;
+}
+
 struct PlanMemoryPass : mlir::bmb::impl::PlanMemoryPassBase<PlanMemoryPass> {
   void runOnOperation() override {
     getOperation().walk([&](ProgramOp program) {
@@ -171,13 +221,16 @@ struct PlanMemoryPass : mlir::bmb::impl::PlanMemoryPassBase<PlanMemoryPass> {
           return signalPassFailure();
         }
         groupElem = elem;
-        int64_t bytes = byteSize(p.getType());
-        p.setOffsetAttr(b.getI64IntegerAttr(groupParamOffset + grads));
-        p.setGradOffsetAttr(b.getI64IntegerAttr(grads));
-        if (optSlots > 0)
-          p.setOptOffsetAttr(b.getI64IntegerAttr(grads));
-        grads = alignUp(grads + bytes);
       }
+      SmallVector<int64_t> unitBounds; // bytes into the group
+      grads = layOutGroup(group, unitBounds, [&](ParamOp p, int64_t at, int64_t stride) {
+        p.setOffsetAttr(b.getI64IntegerAttr(groupParamOffset + at));
+        p.setGradOffsetAttr(b.getI64IntegerAttr(at));
+        if (optSlots > 0)
+          p.setOptOffsetAttr(b.getI64IntegerAttr(at));
+        if (p.getStacked() && stride != p.getSliceBytes())
+          p.setLayerStrideAttr(b.getI64IntegerAttr(stride));
+      });
       params = groupParamOffset + grads;
       optState = optSlots * grads;
       for (Operation &op : program.getBody().front()) {
@@ -200,6 +253,10 @@ struct PlanMemoryPass : mlir::bmb::impl::PlanMemoryPassBase<PlanMemoryPass> {
         int64_t elemBytes = groupElem ? (groupElem.getIntOrFloatBitWidth() + 7) / 8 : 4;
         program->setAttr("group_elems", b.getI64IntegerAttr(grads / elemBytes));
         program->setAttr("partition_align", b.getI64IntegerAttr(kPartitionAlign));
+        SmallVector<int64_t> units;
+        for (int64_t bound : unitBounds)
+          units.push_back(bound / elemBytes);
+        program->setAttr("group_units", b.getDenseI64ArrayAttr(units));
       }
     });
   }

@@ -13,9 +13,19 @@
 // same role may overlap each other: they are queued in issue order and the
 // buckets of one step are disjoint.
 //
+// Deferred collectives (the backward's per-layer gradient all-reduces,
+// bmb_exec.defer_all_reduce_grads, waited by @optimizer_step's
+// bmb_exec.wait_deferred) cross entries, so they are checked by program
+// order instead (verifyDeferred): nothing after the issue touches what it
+// owns, each loop iteration touches only the layer it issues, nothing
+// before the wait touches the gradients, and a wait exists.
+//
 //===----------------------------------------------------------------------===//
 #include "dialects/BmbExec/BmbExecOps.h"
 #include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir::bmb {
 #define GEN_PASS_DEF_VERIFYASYNCPASS
@@ -82,8 +92,96 @@ struct VerifyAsyncPass : mlir::bmb::impl::VerifyAsyncPassBase<VerifyAsyncPass> {
         }
       }
     });
+    getOperation().walk([&](func::FuncOp f) {
+      if (failed(verifyDeferred(f)))
+        ok = false;
+    });
     if (!ok)
       signalPassFailure();
+  }
+
+  /// The collectives one entry issues and a later one waits for
+  /// (bmb_exec.defer_all_reduce_grads in the backward, wait_deferred in the
+  /// optimizer step): after a deferred issue nothing later in its entry
+  /// touches the gradients it owns; in a loop, each iteration touches its
+  /// params only at the layer it issues (so later iterations stay on other
+  /// units); before a wait_deferred nothing touches the gradients.
+  LogicalResult verifyDeferred(func::FuncOp f) {
+    SmallVector<Operation *> order; // pre-order: program order of the entry
+    f.walk<WalkOrder::PreOrder>([&](Operation *op) { order.push_back(op); });
+    auto touchesGrads = [](Operation *op) { return touches(op, Role::Grads); };
+    auto fail = [&](Operation *bad, Operation *owner, StringRef why) {
+      InFlightDiagnostic d = bad->emitError("bmb-verify-async: ") << why;
+      d.attachNote(owner->getLoc()) << "the deferred collective, issued here";
+      return failure();
+    };
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (auto w = dyn_cast<WaitDeferredOp>(order[i])) {
+        for (size_t k = 0; k < i; ++k)
+          if (touchesGrads(order[k])) {
+            InFlightDiagnostic d = order[k]->emitError(
+                "bmb-verify-async: touches the gradients before the deferred collectives "
+                "are waited for");
+            d.attachNote(w.getLoc()) << "the wait";
+            return failure();
+          }
+        continue;
+      }
+      auto defer = dyn_cast<DeferAllReduceGradsOp>(order[i]);
+      if (!defer)
+        continue;
+      auto program = defer->getParentOfType<ProgramOp>();
+      auto step = program ? program.lookupSymbol<func::FuncOp>("optimizer_step") : nullptr;
+      bool waited = false;
+      if (step)
+        step.walk([&](WaitDeferredOp) { waited = true; });
+      if (!waited)
+        return defer.emitError("bmb-verify-async: this deferred collective is never waited on "
+                               "(@optimizer_step has no bmb_exec.wait_deferred)");
+      DenseSet<StringRef> owned;
+      for (Attribute a : defer.getParams())
+        owned.insert(cast<FlatSymbolRefAttr>(a).getValue());
+      auto ownsRef = [&](Operation *op) {
+        auto g = dyn_cast<GradRefOp>(op);
+        return g && owned.contains(g.getParam());
+      };
+      // The rest of its block (the loop body's, for a layer).
+      for (Operation *op = defer->getNextNode(); op; op = op->getNextNode()) {
+        WalkResult r = op->walk([&](Operation *inner) {
+          return touchesGrads(inner) ? WalkResult::interrupt() : WalkResult::advance();
+        });
+        if (r.wasInterrupted())
+          return fail(op, defer, "touches the gradients after they were handed to a deferred "
+                                 "collective");
+      }
+      Operation *loop = nullptr;
+      if (defer.getLayer()) {
+        loop = defer->getParentOfType<scf::ForOp>();
+        if (!loop || defer->getBlock() != &cast<scf::ForOp>(loop).getRegion().front())
+          return defer.emitError("bmb-verify-async: a deferred layer collective must be in a "
+                                 "loop's body (the loop over the layers)");
+        WalkResult r = loop->walk([&](GradRefOp g) {
+          if (owned.contains(g.getParam()) && g.getLayer() != defer.getLayer()) {
+            (void)fail(g, defer, "reads another layer's gradient than the one this iteration "
+                                 "hands to its deferred collective");
+            return WalkResult::interrupt();
+          }
+          return WalkResult::advance();
+        });
+        if (r.wasInterrupted())
+          return failure();
+      }
+      // Everything after it (after its loop) in the entry.
+      for (size_t k = i + 1; k < order.size(); ++k) {
+        Operation *op = order[k];
+        if (loop && loop->isAncestor(op))
+          continue;
+        if (ownsRef(op) || (touchesGrads(op) && !isa<GradRefOp>(op)))
+          return fail(op, defer, "touches the gradients after they were handed to a deferred "
+                                 "collective");
+      }
+    }
+    return success();
   }
 };
 

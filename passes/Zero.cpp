@@ -70,6 +70,10 @@ struct ZeroPass : mlir::bmb::impl::ZeroPassBase<ZeroPass> {
     b.create<GradReduceScatterOp>(buckets.front().getLoc());
     for (GradAllReduceOp op : buckets)
       op.erase();
+    // The backward's per-layer all-reduces (bmb-data-parallel's overlap)
+    // go too: stage 1 reduce-scatters the group at the optimizer step.
+    if (auto fwdBwd = dyn_cast_or_null<func::FuncOp>(model.lookupSymbol("train_step")))
+      fwdBwd.walk([](GradAllReduceOp op) { op.erase(); });
     b.setInsertionPoint(step.getBody().front().getTerminator());
     b.create<ParamAllGatherOp>(job.getLoc());
     return success();

@@ -342,12 +342,32 @@ LogicalResult SGDUpdateOp::verifySymbolUses(SymbolTableCollection &symbolTable) 
 LogicalResult GradAllReduceOp::verify() {
   if (getParams().empty())
     return emitOpError("needs at least one param");
+  if (auto layers = getLayers())
+    if (layers->size() != 2 || (*layers)[0] < 0 || (*layers)[0] >= (*layers)[1])
+      return emitOpError("layers must be [first, end) with 0 <= first < end");
+  if (getLayer() && getLayers())
+    return emitOpError("takes a layer range or a layer index, not both");
+  if (getLayer() && !getInductionVarOwner(getLayer()))
+    return emitOpError("layer is not the induction variable of an enclosing bmb.repeat");
   return success();
 }
 
 LogicalResult GradAllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  for (Attribute a : getParams())
-    if (failed(lookupTrainable(*this, cast<FlatSymbolRefAttr>(a), symbolTable)))
+  for (Attribute a : getParams()) {
+    FailureOr<ParamOp> p = lookupTrainable(*this, cast<FlatSymbolRefAttr>(a), symbolTable);
+    if (failed(p))
       return failure();
+    // A layer index or range names slices of params stacked by one repeat.
+    if (getLayer() && p->getStacked() != 1)
+      return emitOpError("layer of ") << a << ", which is not stacked by one repeat";
+    if (auto layers = getLayers()) {
+      auto t = cast<RankedTensorType>(p->getType());
+      if (p->getStacked() != 1 || t.getDimSize(0) < (*layers)[1])
+        return emitOpError("layers [")
+               << (*layers)[0] << ", " << (*layers)[1] << ") of " << a
+               << ", which is not stacked by one repeat of at least " << (*layers)[1]
+               << " layers";
+    }
+  }
   return success();
 }

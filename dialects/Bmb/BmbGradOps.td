@@ -443,12 +443,29 @@ def Bmb_GradAllReduceOp : Bmb_Op<"grad_all_reduce", [
     already divided by the target count of the whole global batch, so the
     sum is the gradient of the global mean loss.
 
+    With `layers [a, b)` the bucket is layers a .. b - 1 of stacked params
+    (all of them stacked by the same repeat): units a .. b - 1 of the
+    layer-major group, one contiguous range again.
+
+    Overlapped with the backward (outside `@optimizer_step`, in
+    `@train_step`): `bmb-data-parallel` also puts one at the end of each
+    reverse repeat's body, `layer %i` naming the layer whose gradients that
+    iteration finished (one unit of the group), and one per bucket of the
+    params outside repeats before `@train_step` returns. When the app runs
+    a step's last micro-batch with `StepArgs::overlapGrads`, those go out
+    during the backward and `@optimizer_step` waits for them instead of
+    issuing its buckets (docs/distributed.md).
+
     ```mlir
     bmb.grad_all_reduce [@wte.w, @wpe.w]
+    bmb.grad_all_reduce [@h.q.w, @h.ln1.w] layers [0, 2]
+    bmb.grad_all_reduce [@h.q.w, @h.ln1.w] layer %i
     ```
   }];
-  let arguments = (ins FlatSymbolRefArrayAttr:$params);
-  let assemblyFormat = "$params attr-dict";
+  let arguments = (ins FlatSymbolRefArrayAttr:$params,
+                       OptionalAttr<DenseI64ArrayAttr>:$layers,
+                       Optional<Index>:$layer);
+  let assemblyFormat = "$params (`layers` $layers^)? (`layer` $layer^)? attr-dict";
   let hasVerifier = 1;
 }
 

@@ -21,6 +21,34 @@ LogicalResult AllReduceGradsOp::verifySymbolUses(SymbolTableCollection &symbols)
       return emitOpError("refers to ") << name << ", which is not a bmb_exec.param";
     if (decl.getFrozen())
       return emitOpError("refers to the frozen param ") << name << ", which has no gradient";
+    if (auto layers = getLayers()) {
+      auto t = cast<MemRefType>(decl.getType());
+      if (layers->size() != 2 || (*layers)[0] < 0 || (*layers)[0] >= (*layers)[1])
+        return emitOpError("layers must be [first, end) with 0 <= first < end");
+      if (!decl.getStacked() || t.getDimSize(0) < (*layers)[1])
+        return emitOpError("layers [")
+               << (*layers)[0] << ", " << (*layers)[1] << ") of " << name
+               << ", which is not stacked over at least " << (*layers)[1] << " layers";
+    }
+  }
+  return success();
+}
+
+LogicalResult DeferAllReduceGradsOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  if (getParams().empty())
+    return emitOpError("needs at least one param");
+  for (Attribute a : getParams()) {
+    auto name = cast<FlatSymbolRefAttr>(a);
+    auto decl = symbols.lookupNearestSymbolFrom<ParamOp>(*this, name);
+    if (!decl)
+      return emitOpError("refers to ") << name << ", which is not a bmb_exec.param";
+    if (decl.getFrozen())
+      return emitOpError("refers to the frozen param ") << name << ", which has no gradient";
+    // One layer of stacked params, or whole unstacked ones.
+    if (getLayer() && !decl.getStacked())
+      return emitOpError("takes a layer index, but ") << name << " is not stacked";
+    if (!getLayer() && decl.getStacked())
+      return emitOpError("needs a layer index of the stacked ") << name;
   }
   return success();
 }

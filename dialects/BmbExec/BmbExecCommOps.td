@@ -26,14 +26,22 @@ def BmbExec_AllReduceGradsOp : BmbExec_Op<"all_reduce_grads", [
     allocation (bmb-plan-memory lays the trainable group out in this
     order; emission checks the range is contiguous), in place.
 
+    `layers [a, b]`: only layers a .. b - 1 of the (stacked) params, units
+    a .. b - 1 of the layer-major group. `unless_overlapped`: skipped (and
+    its wait too) when the backward already issued the gradient
+    collectives (`StepArgs::overlapGrads`; `defer_all_reduce_grads`).
+
     ```mlir
     %r = bmb_exec.all_reduce_grads [@wte.w, @wpe.w]
+    %s = bmb_exec.all_reduce_grads [@h.q.w, @h.ln1.w] layers [0, 2]
     bmb_exec.wait %r
     ```
   }];
-  let arguments = (ins FlatSymbolRefArrayAttr:$params);
+  let arguments = (ins FlatSymbolRefArrayAttr:$params,
+                       OptionalAttr<DenseI64ArrayAttr>:$layers,
+                       UnitAttr:$unless_overlapped);
   let results = (outs BmbExec_RequestType:$request);
-  let assemblyFormat = "$params attr-dict";
+  let assemblyFormat = "$params (`layers` $layers^)? (`unless_overlapped` $unless_overlapped^)? attr-dict";
 }
 
 def BmbExec_ReduceScatterGradsOp : BmbExec_Op<"reduce_scatter_grads"> {
@@ -61,6 +69,46 @@ def BmbExec_AllGatherParamsOp : BmbExec_Op<"all_gather_params"> {
     ```
   }];
   let results = (outs BmbExec_RequestType:$request);
+  let assemblyFormat = "attr-dict";
+}
+
+def BmbExec_DeferAllReduceGradsOp : BmbExec_Op<"defer_all_reduce_grads",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "issues a gradient all-reduce during the backward, waited by a later entry";
+  let description = [{
+    In `@forward_backward`, when the app sets `StepArgs::overlapGrads` (the
+    step's last micro-batch): the sum over ranks of `params`' gradients,
+    layer `%layer` of them (one unit of the layer-major group) or the
+    whole params without it, is issued here and kept by the communicator
+    (Comm::defer); `bmb_exec.wait_deferred` in `@optimizer_step` waits for
+    it. Without `overlapGrads` it does nothing. Nothing may touch those
+    gradients afterwards in this entry (bmb-verify-async).
+
+    ```mlir
+    scf.for %j = %c0 to %c2 step %c1 {
+      %i = arith.subi %c1, %j : index
+      ...  // layer %i's backward
+      bmb_exec.defer_all_reduce_grads [@h.fc.w, @h.fc.b] layer %i
+    }
+    bmb_exec.defer_all_reduce_grads [@wte.w, @ln_f.w, @ln_f.b]
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$params, Optional<Index>:$layer);
+  let assemblyFormat = "$params (`layer` $layer^)? attr-dict";
+}
+
+def BmbExec_WaitDeferredOp : BmbExec_Op<"wait_deferred"> {
+  let summary = "waits for the collectives an earlier entry deferred (Comm::waitDeferred)";
+  let description = [{
+    At the start of `@optimizer_step`: blocks until every
+    `defer_all_reduce_grads` of the last `@forward_backward` is done (none:
+    returns at once). Nothing before it in the entry may touch the
+    gradients (bmb-verify-async).
+
+    ```mlir
+    bmb_exec.wait_deferred
+    ```
+  }];
   let assemblyFormat = "attr-dict";
 }
 

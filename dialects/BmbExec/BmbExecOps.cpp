@@ -46,7 +46,24 @@ LogicalResult NameMapOp::verify() {
 LogicalResult ParamOp::verify() {
   if (getFrozen() && (getGradOffset() || getOptOffset() || getDecay()))
     return emitOpError("is frozen: it has no gradient, optimizer state or weight decay");
+  if (getLayerStride() && !getStacked())
+    return emitOpError("has a layer_stride but is not stacked");
+  if (getLayerStride() && *getLayerStride() < getSliceBytes())
+    return emitOpError("layer_stride ") << *getLayerStride() << " is less than one layer's "
+                                        << getSliceBytes() << " bytes";
   return success();
+}
+
+int64_t ParamOp::getSliceBytes() {
+  auto t = cast<MemRefType>(getType());
+  int64_t n = t.getNumElements();
+  if (getStacked() && t.getRank() > 0)
+    n = t.getDimSize(0) ? n / t.getDimSize(0) : 0;
+  return n * ((t.getElementTypeBitWidth() + 7) / 8);
+}
+
+int64_t ParamOp::getLayerStrideBytes() {
+  return getLayerStride() ? *getLayerStride() : getSliceBytes();
 }
 
 LogicalResult ParamRefOp::verifySymbolUses(SymbolTableCollection &symbols) {

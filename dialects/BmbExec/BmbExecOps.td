@@ -61,22 +61,35 @@ def BmbExec_ParamOp : BmbExec_Op<"param", [Symbol, HasParent<"ProgramOp">]> {
     the grads allocation) and `opt_offset` (bytes into the optimizer-state
     allocation: the program's `opt_slots` slots of the param's size, back to
     back) on every param that is not `frozen`; `decay` marks the params the
-    optimizer applies weight decay to.
+    optimizer applies weight decay to. A stacked trainable param's layers
+    are not adjacent: the trainable group is layer-major (one unit per
+    layer, docs/distributed.md), and `layer_stride` is the bytes from layer
+    i's slice to layer i + 1's, in the params and the grads allocation
+    alike. Without it the slices are back to back.
 
     ```mlir
     bmb_exec.param @h.ln1.w stacked offset 4096 : memref<2x64xf32>
-    bmb_exec.param @h.q.w stacked decay offset 0 grad_offset 0 opt_offset 0 : memref<2x64x64xf32>
+    bmb_exec.param @h.q.w stacked decay offset 0 grad_offset 0 opt_offset 0 layer_stride 16640 : memref<2x64x64xf32>
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<BmbExec_Buffer>:$type,
                        UnitAttr:$stacked, UnitAttr:$frozen, UnitAttr:$decay,
                        OptionalAttr<I64Attr>:$offset,
                        OptionalAttr<I64Attr>:$grad_offset, OptionalAttr<I64Attr>:$opt_offset,
+                       OptionalAttr<I64Attr>:$layer_stride,
                        OptionalAttr<DictionaryAttr>:$init);
   let assemblyFormat = [{
     $sym_name (`stacked` $stacked^)? (`frozen` $frozen^)? (`decay` $decay^)?
     (`offset` $offset^)? (`grad_offset` $grad_offset^)? (`opt_offset` $opt_offset^)?
+    (`layer_stride` $layer_stride^)?
     `:` $type attr-dict
+  }];
+  let extraClassDeclaration = [{
+    /// Bytes of one layer's slice (of the whole param when not stacked).
+    int64_t getSliceBytes();
+    /// Bytes from layer i's slice to layer i + 1's (layer_stride, or the
+    /// slice's size when the slices are back to back).
+    int64_t getLayerStrideBytes();
   }];
   let hasVerifier = 1;
 }

@@ -58,6 +58,11 @@ void mergeDeltas(const ProgramInfo &program, void *params) {
     if (!ok)
       fail(std::string("program '") + program.model + "': cannot merge LoRA '" + m.a + "', '" +
            m.b + "' into '" + m.weight + "' (shapes or dtypes do not fit)");
+    // Infer programs lay their params out back to back; only a training
+    // program's trainable group is layer-major.
+    if (w.layerStride || a.layerStride || b.layerStride)
+      fail(std::string("program '") + program.model + "': cannot merge LoRA '" + m.a +
+           "' into '" + m.weight + "': its layers are not back to back (a training program?)");
     int64_t layers = lead ? w.shape[0] : 1;
     char *base = (char *)params;
     if (w.dtype == DType::F32)

@@ -11,9 +11,11 @@
 //===----------------------------------------------------------------------===//
 #include "bmrt/philox.h"
 #include "bmrt/program.h"
+#include "io/param_slices.h"
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 namespace bmrt {
 
@@ -71,19 +73,25 @@ void initSome(const ProgramInfo &program, void *params, uint64_t seed, bool delt
     const ParamInfo &p = program.params[i];
     if (deltasOnly && !p.delta)
       continue;
-    char *at = (char *)params + p.offset;
+    // Filled as one contiguous tensor, then placed slice by slice (a
+    // trainable stacked param's layers are a unit apart): element e is the
+    // same draw whatever the layout.
+    std::vector<uint8_t> whole;
     // Streams above 1 << 16 keep away from sampling's (seed, token) keys.
     uint32_t stream = (1u << 16) + (uint32_t)i;
     switch (p.dtype) {
     case DType::F32:
-      fill(p, (float *)at, numel(p), seed, stream);
+      whole.resize((size_t)numel(p) * sizeof(float));
+      fill(p, (float *)whole.data(), numel(p), seed, stream);
       break;
     case DType::F64:
-      fill(p, (double *)at, numel(p), seed, stream);
+      whole.resize((size_t)numel(p) * sizeof(double));
+      fill(p, (double *)whole.data(), numel(p), seed, stream);
       break;
     case DType::I32:
       fail(std::string("parameter '") + p.name + "' is i32: no initializer applies");
     }
+    io::copyParamIn(p, (uint8_t *)params, p.offset, 0, (int64_t)whole.size(), whole.data());
   }
 }
 

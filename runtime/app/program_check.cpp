@@ -38,13 +38,6 @@ static void checkTensor(const ProgramInfo &p, const EntryPoint &e, const TensorR
                         " bytes)");
 }
 
-static int64_t numel(const ParamInfo &q) {
-  int64_t n = 1;
-  for (int d = 0; d < q.rank; d++)
-    n *= q.shape[d];
-  return n;
-}
-
 // The train entry's tensor `name`, checked to be `dtype` with `elements`.
 static void checkTrainTensor(const ProgramInfo &p, const TrainEntry &e, const TensorRef *list,
                              int count, const char *name, DType dtype, int64_t elements) {
@@ -93,9 +86,18 @@ static void checkTrainProgram(const ProgramInfo &p) {
       t.groupParamOffset < 0 || t.groupParamOffset + t.gradBytes > p.paramBytes ||
       t.optStateBytes != t.optSlots * t.gradBytes)
     inconsistent(p, "the trainable group (ZeRO stage, offset, size) is inconsistent");
+  // The units cover the group in order: unit 0 from element 0, the last
+  // ending at the group's end.
+  if (t.numUnits < 1 || !t.groupUnits || t.groupUnits[0] != 0 ||
+      t.groupUnits[t.numUnits] != t.groupElems)
+    inconsistent(p, "the units of the trainable group do not cover it");
+  for (int u = 0; u < t.numUnits; u++)
+    if (t.groupUnits[u + 1] < t.groupUnits[u])
+      inconsistent(p, "the units of the trainable group are out of order");
   for (int i = 0; i < p.numParams; i++) {
     const ParamInfo &q = p.params[i];
-    const int64_t bytes = numel(q) * dtypeBytes(q.dtype);
+    // From layer 0's slice to the end of the last (layers are a unit apart).
+    const int64_t bytes = (paramLayers(q) - 1) * paramLayerStride(q) + paramSliceBytes(q);
     if (q.gradOffset >= 0 && t.groupElems * dtypeBytes(q.dtype) != t.gradBytes)
       inconsistent(p, "the trainable group's size does not match the grads allocation");
     if (q.frozen != (q.gradOffset < 0))
@@ -130,10 +132,10 @@ void checkProgram(const ProgramInfo &p) {
     inconsistent(p, "vocab " + std::to_string(p.vocab) + ", ctx " + std::to_string(p.ctx));
   for (int i = 0; i < p.numParams; i++) {
     const ParamInfo &q = p.params[i];
-    int64_t n = 1;
-    for (int d = 0; d < q.rank; d++)
-      n *= q.shape[d];
-    if (q.offset < 0 || q.offset + n * dtypeBytes(q.dtype) > p.paramBytes)
+    if (q.layerStride != 0 && (!q.stacked || q.layerStride < paramSliceBytes(q)))
+      inconsistent(p, std::string("param ") + q.name + " has a layer stride shorter than a layer");
+    const int64_t extent = (paramLayers(q) - 1) * paramLayerStride(q) + paramSliceBytes(q);
+    if (q.offset < 0 || q.offset + extent > p.paramBytes)
       inconsistent(p, std::string("param ") + q.name + " lies outside the params allocation");
   }
   if (p.train)

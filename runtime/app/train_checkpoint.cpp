@@ -91,6 +91,7 @@ std::string stateJson(const TrainerState &s) {
   j += "  \"accum\": " + std::to_string(s.accum) + ",\n";
   j += "  \"ranks\": " + std::to_string(s.ranks) + ",\n";
   j += "  \"optimizer_partition\": " + std::to_string(s.partitionSize) + ",\n";
+  j += "  \"group_layout\": " + json::quote(s.groupLayout) + ",\n";
   j += "  \"lr\": " + real(s.lr) + ",\n";
   j += "  \"schedule\": " + std::to_string(s.schedule) + ",\n";
   j += "  \"warmup\": " + std::to_string(s.warmup) + ",\n";
@@ -154,6 +155,7 @@ TrainerState readState(const std::string &file) {
   s.ranks = v.get("ranks") ? (int64_t)numMember(v, "ranks", file) : 1;
   s.partitionSize =
       v.get("optimizer_partition") ? (int64_t)numMember(v, "optimizer_partition", file) : 0;
+  s.groupLayout = v.get("group_layout") ? strMember(v, "group_layout", file) : "";
   if (s.ranks < 1 || s.partitionSize < 0)
     fail(file + ": \"ranks\" or \"optimizer_partition\" is out of range");
   s.lr = numMember(v, "lr", file);
@@ -308,6 +310,15 @@ std::optional<ResumePoint> loadResumePoint(const std::string &dir, const Program
                                     program.model + "'s");
       loadCheckpoint((fs::path(path) / "model.safetensors").string(), program, buf.params);
       if (s.partitionSize > 0) {
+        // Partition files are ranges of the group in its order of then: a
+        // complete checkpoint this build cannot continue (not skipped).
+        if (s.groupLayout != TrainerState::kGroupLayout)
+          throw std::invalid_argument(
+              path + ": its optimizer partitions follow the " +
+              (s.groupLayout.empty() ? std::string("param-major") : "'" + s.groupLayout + "'") +
+              " order of the trainable group, not this bmbc's layer-major one (resume it "
+              "with the bmbc that wrote it, or start again with --load " +
+              (fs::path(path) / "model.safetensors").string() + ")");
         std::vector<std::string> files;
         for (int64_t r = 0; r < s.ranks; ++r)
           files.push_back((fs::path(path) / optimizerPartitionFile(r, s.ranks)).string());
@@ -337,11 +348,11 @@ void saveGradients(const std::string &file, const ProgramInfo &program, const Bu
     const ParamInfo &p = program.params[i];
     if (p.gradOffset < 0)
       continue;
-    int64_t n = 1;
-    for (int d = 0; d < p.rank; ++d)
-      n *= p.shape[d];
-    std::memcpy(asParams.data() + p.offset, (const uint8_t *)buf.grads + p.gradOffset,
-                (size_t)(n * dtypeBytes(p.dtype)));
+    // Gradient and param have the same layout (the group's, layer-major).
+    const int64_t layers = paramLayers(p), slice = paramSliceBytes(p), stride = paramLayerStride(p);
+    for (int64_t l = 0; l < layers; ++l)
+      std::memcpy(asParams.data() + p.offset + l * stride,
+                  (const uint8_t *)buf.grads + p.gradOffset + l * stride, (size_t)slice);
   }
   saveCheckpoint(file, program, asParams.data(), modelMapName(program));
 }

@@ -44,6 +44,11 @@ struct TrainerState {
   int64_t accum = 1;         // micro-batches per step and rank
   int64_t ranks = 1;         // the run's world size
   int64_t partitionSize = 0; // ZeRO: elements per optimizer-state partition file (0: one whole file)
+  // The order of the trainable group that partition files follow:
+  // "layer-major" (units, docs/distributed.md); "" in checkpoints of the
+  // param-major group before it, whose partition files this bmbc refuses.
+  std::string groupLayout = kGroupLayout;
+  static constexpr const char *kGroupLayout = "layer-major";
   double lr = 0;             // base learning rate
   int schedule = 0;          // LrSchedule
   int64_t warmup = 0, totalSteps = 0;

@@ -102,6 +102,9 @@ TrainFlags parseTrainFlags(int argc, char **argv) {
     } else if (name == "--deterministic") {
       noValue();
       f.deterministic = true;
+    } else if (name == "--no-overlap") {
+      noValue();
+      f.noOverlap = true;
     } else if (name == "--comm-timeout") {
       f.commTimeout = parseReal(name, value());
       if (!(f.commTimeout > 0))
@@ -246,6 +249,10 @@ void printTrainHelp(FILE *out, const char *argv0, const ProgramInfo &p) {
                "  --deterministic      reductions sum in rank order and micro-batches are "
                "summed one by one:\n"
                "                       N ranks give the bits of one process with --accum N\n");
+  std::fprintf(out,
+               "  --no-overlap         reduce the gradients at the optimizer step, not layer "
+               "by layer\n"
+               "                       during the backward (zero = 0; the same sums)\n");
   std::fprintf(out,
                "  --comm-timeout S     a collective that takes longer stops the run "
                "(default 300)\n");

@@ -49,6 +49,7 @@ struct TrainFlags {
   bool profile = false;
   // Several ranks (mpirun -np N; docs/distributed.md):
   bool deterministic = false;           // rank-order reductions; bitwise = one process
+  bool noOverlap = false;               // --no-overlap: gradient collectives at the optimizer step
   double commTimeout = 300;             // seconds a collective may take
   std::optional<std::string> rankLogs;  // --rank-logs DIR: DIR/rank-R.log per rank
   bool info = false;

@@ -396,6 +396,8 @@ int TrainRun::run() {
   banner.ranks = comm_->size();
   banner.comm = comm_->backend();
   banner.deterministic = comm_->deterministic();
+  banner.overlapGrads = overlapsGradients(train_, comm_->size(), accum_, flags_.deterministic,
+                                          !flags_.noOverlap);
   banner.part = buf.part;
   banner.bufferBytes = {buffers.bytes(0), buffers.bytes(3), buffers.bytes(4)};
   banner.lowParamBytes = buffers.bytes(5);
@@ -414,6 +416,8 @@ int TrainRun::run() {
   std::signal(SIGINT, onStopSignal);
   std::signal(SIGTERM, onStopSignal);
   TrainStepper stepper(ctx_, program_, buf, seed_, accum_, *comm_, flags_.deterministic);
+  if (flags_.noOverlap)
+    stepper.disableOverlap();
   // fp16: dynamic loss scaling, continued from the checkpoint on --resume
   // (unless --loss-scale restarts it).
   stepper.scaler() = lossScalerFor(train_, flags_.lossScale);

@@ -28,11 +28,12 @@ void printTrainBanner(FILE *out, const ProgramInfo &p, const BannerInfo &b) {
   if (b.ranks > 1)
     std::fprintf(out,
                  "ranks: %d (%s%s), rank %d (pid %d); zero = %d: %s [%lld, %lld) of the %lld "
-                 "trainable elements\n",
+                 "trainable elements%s\n",
                  b.ranks, b.comm.c_str(), b.deterministic ? ", deterministic" : "", b.rank,
                  (int)getpid(),
                  t.zeroStage, t.zeroStage ? "this rank updates" : "every rank updates",
-                 (long long)b.part.begin, (long long)b.part.end, (long long)t.groupElems);
+                 (long long)b.part.begin, (long long)b.part.end, (long long)t.groupElems,
+                 b.overlapGrads ? "; gradient all-reduce overlapped with the backward" : "");
   std::fprintf(out,
                "batch %lld x seq %lld, %lld micro-batch%s per step and rank (%lld tokens per "
                "step), %d thread%s\n",

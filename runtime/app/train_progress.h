@@ -30,6 +30,7 @@ struct BannerInfo {
   int rank = 0, ranks = 1;
   std::string comm = "single";
   bool deterministic = false;
+  bool overlapGrads = false;        // gradient all-reduces go out during the backward
   Partition part;
   std::array<int64_t, 3> bufferBytes = {0, 0, 0}; // params, grads, optimizer state
   double lossScale = 0;             // fp16: the loss scale the run starts with

@@ -62,6 +62,12 @@ Losses writeInputs(const TrainEntry &e, const Buffers &buf, const int32_t *token
 
 } // namespace
 
+bool overlapsGradients(const TrainInfo &train, int ranks, int64_t accum, bool deterministic,
+                       bool allowed) {
+  const bool fp16 = train.precision && std::string(train.precision) == "fp16";
+  return allowed && train.overlapGrads && ranks > 1 && !(deterministic && accum > 1) && !fp16;
+}
+
 TrainStepper::TrainStepper(Context &ctx, const ProgramInfo &program, const Buffers &buf,
                            uint64_t seed, int64_t accum, Comm &comm, bool deterministic)
     : ctx_(ctx), program_(program), buf_(buf), seed_(seed), accum_(accum), comm_(comm) {
@@ -136,11 +142,18 @@ double TrainStepper::forwardBackward(int64_t step, TokenBatches &data) {
   const double perTarget = 1.0 / (double)counted;
   args.dlossScale = scaler_.scale() * perTarget;
   args.seed = seed_;
+  // The last micro-batch's backward can send each unit's gradients as it
+  // finishes them (TrainInfo::overlapGrads), unless the app still changes
+  // them afterwards: deterministic accumulation folds them into the sum,
+  // fp16 checks and unscales the rank's own gradients before the sum.
+  overlapped_ =
+      overlapsGradients(t, ranks, accum_, !sum_.empty(), overlapAllowed_) && !scaler_.enabled();
   double sum = 0;
   for (int64_t m = 0; m < accum_; ++m) {
     const Losses losses =
         writeInputs(t.forwardBackward, buf_, &tokens_[m * rows], &targets_[m * rows], rows);
     args.microStep = rank * accum_ + m;
+    args.overlapGrads = overlapped_ && m + 1 == accum_;
     t.forwardBackward.fn(ctx_, buf_, args);
     if (!sum_.empty())
       foldMicroBatch(m);
@@ -157,6 +170,7 @@ double TrainStepper::optimizerStep(int64_t step, double lr) {
   args.step = scaler_.stepFor(step);
   args.lr = lr;
   args.seed = seed_;
+  args.overlapGrads = overlapped_;
   program_.train->optimizerStep.fn(ctx_, buf_, args);
   // Mixed precision: the GEMMs' weight copy follows the master weights
   // (every rank holds all of them now, also after ZeRO-1's all-gather).

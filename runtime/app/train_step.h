@@ -22,6 +22,15 @@
 
 namespace bmrt {
 
+/// Whether a step's last micro-batch sends its gradients from the backward,
+/// layer by layer (TrainInfo::overlapGrads, StepArgs::overlapGrads): on
+/// several ranks, unless the app still changes the gradients after the
+/// backward (deterministic accumulation folds micro-batches into a sum;
+/// fp16 checks and unscales a rank's own gradients).
+/// `allowed`: not turned off (--no-overlap).
+bool overlapsGradients(const TrainInfo &train, int ranks, int64_t accum, bool deterministic,
+                       bool allowed);
+
 class TrainStepper {
 public:
   /// `comm`: the ranks sharing each step (each runs `accum` micro-batches);
@@ -43,6 +52,8 @@ public:
   /// fp16's dynamic loss scaling (disabled otherwise); the app restores
   /// and saves its state.
   LossScaler &scaler() { return scaler_; }
+  /// --no-overlap: the gradient collectives wait for the optimizer step.
+  void disableOverlap() { overlapAllowed_ = false; }
   /// Tokens per step over all ranks (B * T * accum * ranks).
   int64_t tokensPerStep() const;
   /// The last step's inputs as the program saw them ([accum, B, T]: masked
@@ -63,6 +74,8 @@ private:
   std::vector<char> sum_;                 // deterministic accumulation (accum > 1)
   LossScaler scaler_;
   bool updateSkipped_ = false;
+  bool overlapped_ = false; // the last forwardBackward issued the gradient all-reduces
+  bool overlapAllowed_ = true;
   void foldMicroBatch(int64_t m);
 };
 

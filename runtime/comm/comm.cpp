@@ -210,6 +210,14 @@ std::string Comm::broadcastString(const std::string &s, int root) {
   return std::string((const char *)words.data(), (size_t)length);
 }
 
+void Comm::waitDeferred() {
+  // Taken first: a failing wait leaves nothing half-waited behind.
+  std::vector<CommHandle> pending;
+  pending.swap(deferred_);
+  for (CommHandle h : pending)
+    wait(h);
+}
+
 Comm &commOf(Context &ctx) {
   if (!ctx.comm)
     fail("this program uses collectives, but no communicator was opened (Context::comm is "

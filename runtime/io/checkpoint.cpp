@@ -114,11 +114,12 @@ void checkShape(const FileTensor &t, const SafetensorsFile &file, const Binding 
 }
 
 // One tensor into its param slices. The common case (one part, no
-// transpose) converts straight into the params allocation.
+// transpose, its bytes back to back) converts straight into the params
+// allocation.
 void loadBinding(const Binding &b, const FileTensor &t, const SafetensorsFile &file,
                  uint8_t *params, std::vector<uint8_t> &external,
                  std::vector<uint8_t> &scratch) {
-  if (b.parts.size() == 1 && !b.transpose) {
+  if (b.parts.size() == 1 && !b.transpose && isContiguous(b.parts[0])) {
     file.read(t, b.dtype, params + b.parts[0].byteOffset, b.describe());
     return;
   }
@@ -225,7 +226,7 @@ void saveCheckpoint(const std::string &file, const ProgramInfo &program, const v
            " names tensor '" + b.external + "' twice");
     OutTensor t{b.external, b.dtype, b.fileShape, nullptr};
     t.bytes = [&b, base](std::vector<uint8_t> &scratch) -> const void * {
-      if (b.parts.size() == 1 && !b.transpose)
+      if (b.parts.size() == 1 && !b.transpose && isContiguous(b.parts[0]))
         return base + b.parts[0].byteOffset;
       std::vector<uint8_t> transposeTemp;
       scratch.resize((size_t)b.numel * paramDTypeSize(b.dtype));

@@ -11,6 +11,7 @@
 // compute nonsense.
 //
 //===----------------------------------------------------------------------===//
+#include "param_slices.h"
 #include "safetensors.h"
 
 #include "bmrt/checkpoint.h"
@@ -62,7 +63,8 @@ std::string backboneHash(const ProgramInfo &program, const void *params,
     int32_t dtype = (int32_t)p->dtype;
     h.add(&dtype, sizeof dtype);
     h.add(p->shape, sizeof(int64_t) * (size_t)p->rank);
-    h.add((const uint8_t *)params + p->offset, (size_t)numel(*p) * paramDTypeSize(p->dtype));
+    h.add(wholeParamOut(*p, (const uint8_t *)params, p->offset).data(),
+          (size_t)numel(*p) * paramDTypeSize(p->dtype));
   }
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016" PRIx64, h.h);
@@ -91,8 +93,13 @@ int64_t saveDeltaCheckpoint(const std::string &file, const ProgramInfo &program,
       continue;
     held.insert(p.name);
     OutTensor t{p.name, p.dtype, std::vector<int64_t>(p.shape, p.shape + p.rank), nullptr};
-    const uint8_t *at = (const uint8_t *)params + p.offset;
-    t.bytes = [at](std::vector<uint8_t> &) -> const void * { return at; };
+    // Contiguous in the file; a trainable stacked param's layers are a unit
+    // apart in the params (param_slices.h).
+    const ParamInfo *param = &p;
+    t.bytes = [param, params](std::vector<uint8_t> &scratch) -> const void * {
+      scratch = wholeParamOut(*param, (const uint8_t *)params, param->offset);
+      return scratch.data();
+    };
     out.push_back(std::move(t));
     bytes += numel(p) * (int64_t)paramDTypeSize(p.dtype);
   }
@@ -152,7 +159,9 @@ LoadReport loadDeltaCheckpoint(const std::string &file, const ProgramInfo &progr
   report.file = file;
   for (const FileTensor &t : f.tensors()) {
     const ParamInfo *p = findParam(program, t.name);
-    f.read(t, p->dtype, (uint8_t *)params + p->offset, std::string("param '") + p->name + "'");
+    std::vector<uint8_t> whole((size_t)numel(*p) * paramDTypeSize(p->dtype));
+    f.read(t, p->dtype, whole.data(), std::string("param '") + p->name + "'");
+    copyParamIn(*p, (uint8_t *)params, p->offset, 0, (int64_t)whole.size(), whole.data());
     ++report.tensors;
   }
   return report;

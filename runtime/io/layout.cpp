@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "layout.h"
 
+#include "param_slices.h"
+
 #include "safetensors.h"
 
 #include "bmrt/context.h"
@@ -24,13 +26,6 @@ int64_t product(const std::vector<int64_t> &shape, size_t from, size_t to) {
   return n;
 }
 
-int64_t paramBytesOf(const ParamInfo &p) {
-  int64_t n = (int64_t)paramDTypeSize(p.dtype);
-  for (int k = 0; k < p.rank; ++k)
-    n *= p.shape[k];
-  return n;
-}
-
 // The param table itself: ranks, dims and extents inside the allocation.
 void validateParams(const ProgramInfo &program) {
   for (int k = 0; k < program.numParams; ++k) {
@@ -44,7 +39,10 @@ void validateParams(const ProgramInfo &program) {
         fail(where + " has a negative dimension");
     if (p.stacked && p.rank < 1)
       fail(where + " is stacked but has rank 0");
-    if (p.offset < 0 || p.offset + paramBytesOf(p) > program.paramBytes)
+    if (p.layerStride != 0 && (!p.stacked || p.layerStride < paramSliceBytes(p)))
+      fail(where + " has a layer stride of " + std::to_string(p.layerStride) +
+           " bytes, less than one layer's " + std::to_string(paramSliceBytes(p)));
+    if (p.offset < 0 || p.offset + paramExtent(p) > program.paramBytes)
       fail(where + " lies outside the params allocation (" + std::to_string(program.paramBytes) +
            " bytes)");
   }
@@ -64,8 +62,7 @@ ParamSlice wholeParam(const ParamInfo &p) {
 
 ParamSlice layerOf(const ParamInfo &p, int64_t layer) {
   std::vector<int64_t> shape(p.shape + 1, p.shape + p.rank);
-  int64_t sliceBytes = (int64_t)paramDTypeSize(p.dtype) * product(shape, 0, shape.size());
-  return ParamSlice{&p, layer, shape, p.offset + layer * sliceBytes};
+  return ParamSlice{&p, layer, shape, p.offset + layer * paramLayerStride(p)};
 }
 
 std::string expandLayer(const std::string &pattern, int64_t layer) {
@@ -246,6 +243,33 @@ void checkCoverage(const ProgramInfo &program, const std::vector<Binding> &bindi
   }
 }
 
+bool isContiguous(const ParamSlice &part) {
+  return part.layer >= 0 || paramLayers(*part.param) <= 1 ||
+         paramLayerStride(*part.param) == paramSliceBytes(*part.param);
+}
+
+namespace {
+
+// A part's bytes [from, from + n): one layer's slice is contiguous; a whole
+// stacked param goes slice by slice (param_slices.h).
+void copyIntoPart(const ParamSlice &part, uint8_t *params, int64_t from, int64_t n,
+                  const uint8_t *src) {
+  if (part.layer >= 0)
+    memcpy(params + part.byteOffset + from, src, (size_t)n);
+  else
+    copyParamIn(*part.param, params, part.byteOffset, from, n, src);
+}
+
+void copyOutOfPart(const ParamSlice &part, const uint8_t *params, int64_t from, int64_t n,
+                   uint8_t *dst) {
+  if (part.layer >= 0)
+    memcpy(dst, params + part.byteOffset + from, (size_t)n);
+  else
+    copyParamOut(*part.param, params, part.byteOffset, from, n, dst);
+}
+
+} // namespace
+
 void scatterToParams(const Binding &b, const uint8_t *external, uint8_t *params,
                      std::vector<uint8_t> &scratch) {
   size_t elem = paramDTypeSize(b.dtype);
@@ -261,7 +285,7 @@ void scatterToParams(const Binding &b, const uint8_t *external, uint8_t *params,
   for (int64_t o = 0; o < outer; ++o)
     for (const ParamSlice &part : b.parts) {
       size_t chunk = (size_t)((rank ? part.shape[b.axis] : 1) * inner) * elem;
-      memcpy(params + part.byteOffset + o * chunk, src, chunk);
+      copyIntoPart(part, params, (int64_t)(o * chunk), (int64_t)chunk, src);
       src += chunk;
     }
 }
@@ -281,7 +305,7 @@ void gatherFromParams(const Binding &b, const uint8_t *params, uint8_t *external
   for (int64_t o = 0; o < outer; ++o)
     for (const ParamSlice &part : b.parts) {
       size_t chunk = (size_t)((rank ? part.shape[b.axis] : 1) * inner) * elem;
-      memcpy(out, params + part.byteOffset + o * chunk, chunk);
+      copyOutOfPart(part, params, (int64_t)(o * chunk), (int64_t)chunk, out);
       out += chunk;
     }
   if (b.transpose)

@@ -28,6 +28,11 @@ struct ParamSlice {
   int64_t byteOffset;         // from the start of the params allocation
 };
 
+/// Whether the slice's bytes are back to back in the allocation: one layer,
+/// or a whole param whose layers are adjacent (not a trainable stacked
+/// param of the layer-major group, param_slices.h).
+bool isContiguous(const ParamSlice &part);
+
 struct Binding {
   std::string external;          // the name in the file
   std::vector<ParamSlice> parts; // concatenated along `axis`, in order

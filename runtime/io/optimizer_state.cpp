@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "bmrt/checkpoint.h"
 
+#include "param_slices.h"
 #include "safetensors.h"
 
 #include "bmrt/context.h"
@@ -37,9 +38,7 @@ struct StateTensor {
   std::string name;
   const ParamInfo *param;
   std::vector<int64_t> shape;
-  int slot;
-  int64_t groupBegin; // the param's first element in the trainable group
-  int64_t numel;
+  int slot; // its place in the group: forEachLayerRange(*param)
 };
 
 const char *slotName(OptimizerKind kind, int slot) {
@@ -61,16 +60,9 @@ std::vector<StateTensor> stateTensors(const ProgramInfo &program) {
     const ParamInfo &p = program.params[i];
     if (p.optOffset < 0)
       continue;
-    int64_t numel = 1;
-    std::vector<int64_t> shape;
-    for (int d = 0; d < p.rank; ++d) {
-      numel *= p.shape[d];
-      shape.push_back(p.shape[d]);
-    }
-    const int64_t begin = p.gradOffset / (int64_t)paramDTypeSize(p.dtype);
+    std::vector<int64_t> shape(p.shape, p.shape + p.rank);
     for (int s = 0; s < slots; ++s)
-      out.push_back({std::string(p.name) + "." + slotName(train->optimizer, s), &p, shape, s,
-                     begin, numel});
+      out.push_back({std::string(p.name) + "." + slotName(train->optimizer, s), &p, shape, s});
   }
   return out;
 }
@@ -97,6 +89,16 @@ void readPiece(const SafetensorsFile &f, const FileTensor &t, int64_t tensorBegi
   f.read(piece, dtype, stateAt(buf, dtype, slot, lo), what);
 }
 
+// A param's elements in the group, one range per layer (the group is
+// layer-major): calls f(first group element, its element in the param's
+// contiguous tensor, count).
+template <class F> void forEachLayerRange(const ParamInfo &p, F f) {
+  const int64_t size = (int64_t)paramDTypeSize(p.dtype);
+  const int64_t slice = paramSliceBytes(p) / size, stride = paramLayerStride(p) / size;
+  for (int64_t l = 0; l < paramLayers(p); ++l)
+    f(p.gradOffset / size + l * stride, l * slice, slice);
+}
+
 } // namespace
 
 void saveOptimizerState(const std::string &file, const ProgramInfo &program, const Buffers &buf) {
@@ -106,9 +108,15 @@ void saveOptimizerState(const std::string &file, const ProgramInfo &program, con
   std::vector<OutTensor> out;
   const DType dtype = groupDType(program);
   for (const StateTensor &t : stateTensors(program)) {
-    const uint8_t *at = stateAt(buf, dtype, t.slot, t.groupBegin);
+    // Slot t.slot over the whole group has the group's layout: the param's
+    // layers are a unit apart there too.
+    const uint8_t *slot = stateAt(buf, dtype, t.slot, 0);
+    const ParamInfo *p = t.param;
     out.push_back({t.name, t.param->dtype, t.shape,
-                   [at](std::vector<uint8_t> &) -> const void * { return at; }});
+                   [slot, p](std::vector<uint8_t> &scratch) -> const void * {
+                     scratch = wholeParamOut(*p, slot, p->gradOffset);
+                     return scratch.data();
+                   }});
   }
   writeSafetensors(file, out);
 }
@@ -148,13 +156,15 @@ void loadOptimizerState(const std::string &file, const ProgramInfo &program, con
       fail(file + ": unexpected optimizer state tensor '" + t.name +
            "' (the state of another model or optimizer?)");
   const DType dtype = groupDType(program);
-  for (const StateTensor &w : wanted) {
-    const int64_t lo = std::max(w.groupBegin, buf.part.begin);
-    const int64_t hi = std::min(w.groupBegin + w.numel, buf.part.end);
-    if (lo < hi)
-      readPiece(f, *byName[w.name], w.groupBegin, w.slot, lo, hi, dtype, buf,
-                "optimizer state of " + std::string(w.param->name));
-  }
+  for (const StateTensor &w : wanted)
+    forEachLayerRange(*w.param, [&](int64_t groupAt, int64_t tensorAt, int64_t n) {
+      const int64_t lo = std::max(groupAt, buf.part.begin);
+      const int64_t hi = std::min(groupAt + n, buf.part.end);
+      // The tensor's element tensorAt is group element groupAt.
+      if (lo < hi)
+        readPiece(f, *byName[w.name], groupAt - tensorAt, w.slot, lo, hi, dtype, buf,
+                  "optimizer state of " + std::string(w.param->name));
+    });
 }
 
 void loadOptimizerPartitions(const std::vector<std::string> &files, int64_t partitionSize,

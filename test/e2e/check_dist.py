@@ -19,13 +19,20 @@ random ids written here, runs with --deterministic and one thread per rank
            micro-batches per rank against one process with --accum 4 agrees
            to 1e-5 relative (the sums are grouped differently: per rank,
            then over ranks; only one micro-batch per rank is bitwise).
+           zero = 0 on several ranks with one micro-batch each overlaps
+           its gradient all-reduce with the backward (the banner says so;
+           the bits above are that path's), and --no-overlap gives the
+           same bits from the optimizer step's buckets; with two deterministic
+           micro-batches per rank it reduces at the optimizer step, with
+           the bits of ZeRO-1's run of the same.
   resize   a ZeRO-1 run on 2 ranks saved at step 10 (one optimizer file per
            rank) resumed by one process (--accum 2 implied), and a
            one-process run saved at step 10 (one whole optimizer file)
            resumed on 2 ranks under ZeRO-1: both end with the losses and
            weights of 20 straight steps of one process with --accum 2.
            A half-written newest checkpoint (a partition file cut short) is
-           skipped with a warning and the previous one is used.
+           skipped with a warning and the previous one is used. Partition
+           files of the old param-major group are refused at --resume.
   failure  a rank that stops (SIGSTOP) makes the others fail within
            --comm-timeout with a message naming the collective; a rank that
            is killed ends the job with a non-zero status; neither hangs.
@@ -49,6 +56,7 @@ import harness  # noqa: E402
 import tokfile  # noqa: E402
 
 JOBS = ["dist_z0", "dist_z1", "dist_z0_ckpt", "dist_z1_ckpt"]
+OVERLAP = "gradient all-reduce overlapped with the backward"
 VOCAB = 512
 STEPS = 20
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
@@ -156,19 +164,44 @@ def bitwise(d):
                                "--steps", str(STEPS))
         ref = (losses, out)
         for job in JOBS:
-            l, o, _ = d.run("%s-np%d" % (job, n), job, n, "--accum", "1", "--steps", str(STEPS))
+            l, o, p = d.run("%s-np%d" % (job, n), job, n, "--accum", "1", "--steps", str(STEPS))
             d.same("%s on %d rank(s) vs one process --accum %d" % (job, n, n), ref, (l, o))
+            # zero = 0 on several ranks sends each layer's gradients from the
+            # backward (docs/distributed.md, "Overlap"); the bits above are its.
+            if p is not None and n > 1:
+                overlapped = OVERLAP in harness.text(p.stderr)  # the banner (with --log)
+                d.f.check(overlapped == job.startswith("dist_z0"),
+                          "%s on %d ranks: the banner %s '%s'" %
+                          (job, n, "lacks" if not overlapped else "has", OVERLAP))
+    # --no-overlap: the optimizer step's buckets instead, the same bits.
+    ref2 = d.run("ref-accum2", "dist_z0", 0, "--accum", "2", "--steps", str(STEPS))[:2]
+    l, o, p = d.run("dist_z0-np2-no-overlap", "dist_z0", 2, "--accum", "1", "--no-overlap",
+                    "--steps", str(STEPS))
+    d.same("dist_z0 --no-overlap on 2 ranks vs one process --accum 2", ref2, (l, o))
+    if p is not None:
+        d.f.check(OVERLAP not in harness.text(p.stderr), "--no-overlap still overlaps")
     # torchrun-style launch (the TCP backend): one process per rank.
     ref = d.run("ref-accum2b", "dist_z0", 0, "--accum", "2", "--steps", str(STEPS))[:2]
     l, o = d.run_tcp("dist_z1-tcp2", "dist_z1", 2, "--accum", "1", "--steps", str(STEPS))
     d.same("dist_z1 on 2 ranks over TCP (RANK/WORLD_SIZE) vs one process --accum 2", ref, (l, o))
-    # Two micro-batches per rank: the same sum grouped per rank first.
+    # Two micro-batches per rank: the same sum grouped per rank first. With
+    # --deterministic the app folds micro-batches after the backward, so
+    # zero = 0 does not overlap: the optimizer step's buckets reduce (the
+    # same bits as ZeRO-1's reduce-scatter of the same sums).
     ref, _, _ = d.run("ref-accum4", "dist_z0", 0, "--accum", "4", "--steps", str(STEPS))
-    got, _, _ = d.run("dist_z1-np2-accum2", "dist_z1", 2, "--accum", "2", "--steps", str(STEPS))
+    got, gout, _ = d.run("dist_z1-np2-accum2", "dist_z1", 2, "--accum", "2",
+                         "--steps", str(STEPS))
     if ref and got:
         worst = max(abs(a - b) / abs(a) for a, b in zip(ref, got))
         print("2 ranks x 2 micro-batches vs --accum 4: worst loss difference %.2e relative" % worst)
         d.f.check(worst <= 1e-5, "2 ranks x accum 2 drifted from --accum 4: %.2e" % worst)
+    z0, z0out, p = d.run("dist_z0-np2-accum2", "dist_z0", 2, "--accum", "2",
+                         "--steps", str(STEPS))
+    if p is not None:
+        d.f.check(OVERLAP not in harness.text(p.stderr),
+                  "dist_z0, 2 ranks x deterministic accum 2 claims to overlap")
+    d.same("dist_z0 (buckets at the optimizer step) vs dist_z1, 2 ranks x accum 2",
+           (got, gout), (z0, z0out))
 
 
 def resize(d):
@@ -210,6 +243,22 @@ def resize(d):
         d.f.check("skipping checkpoint" in err and "step-0000010" in err,
                   "the torn checkpoint was not skipped with a warning:\n" + harness.tail(err))
         d.same("ZeRO-1 2 ranks, resumed past a torn checkpoint", ref, (l2, o1))
+    # Per-rank optimizer files of the param-major group (before the group
+    # became layer-major; trainer_state.json has no "group_layout") are
+    # ranges of another order: refused, not misread and not skipped.
+    old = os.path.join(d.dir, "param-major")
+    shutil.rmtree(old, ignore_errors=True)
+    shutil.copytree(os.path.join(d.dir, "torn", "ckpt", "step-0000010"),
+                    os.path.join(old, "ckpt", "step-0000010"))
+    state_file = os.path.join(old, "ckpt", "step-0000010", "trainer_state.json")
+    state = json.load(open(state_file))
+    del state["group_layout"]
+    json.dump(state, open(state_file, "w"))
+    _, _, p = d.run("param-major", "dist_z1", 2, "--resume", "--steps", str(STEPS), expect=1)
+    if p is not None:
+        err = harness.text(p.stderr)
+        d.f.check("optimizer partitions follow the param-major order of the trainable group"
+                  in err, "an old param-major checkpoint was not refused:\n" + harness.tail(err))
 
 
 def rank1_pid(logs):

@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace bmrt {
 
@@ -83,6 +84,17 @@ public:
   double max(double x);
   /// Root's string on every rank (a checkpoint path chosen by rank 0).
   std::string broadcastString(const std::string &s, int root);
+
+  /// Collectives issued by one entry and waited by a later one (the
+  /// backward's per-layer gradient all-reduces, waited by the optimizer
+  /// step): defer(h) keeps h, waitDeferred() waits for all of them in issue
+  /// order (none: returns at once).
+  void defer(CommHandle h) { deferred_.push_back(h); }
+  void waitDeferred();
+  bool hasDeferred() const { return !deferred_.empty(); }
+
+private:
+  std::vector<CommHandle> deferred_;
 };
 
 /// The communicator of this process, chosen from the environment:
@@ -104,6 +116,14 @@ Comm &commOf(Context &ctx);
 inline void commWait(Context &ctx, CommHandle h) {
   ProfileScope profile(ctx, KernelKind::Comm);
   commOf(ctx).wait(h);
+}
+
+/// Generated code's Comm::defer / Comm::waitDeferred (the waits counted as
+/// KernelKind::Comm in --profile).
+inline void commDefer(Context &ctx, CommHandle h) { commOf(ctx).defer(h); }
+inline void commWaitDeferred(Context &ctx) {
+  ProfileScope profile(ctx, KernelKind::Comm);
+  commOf(ctx).waitDeferred();
 }
 
 /// A single process: every collective is the identity and completes at once.

@@ -49,7 +49,19 @@ struct ParamInfo {
   bool delta = false;      // added by delta tuning (bmb-insert-deltas): saved under
                            // our name beside any name map; a checkpoint without it
                            // leaves it at its declared initializer (LoadReport::freshDeltas)
+  int64_t layerStride = 0; // stacked: bytes from layer i's slice to layer i + 1's, in the
+                           // params and the grads allocation alike (a trainable param's
+                           // layers are one unit apart in the layer-major group,
+                           // TrainInfo::groupUnits); 0: the slices are back to back.
 };
+
+/// Layers of a param (shape[0] when stacked, else 1), the bytes of one
+/// layer's slice (of the whole param when not stacked) and from one slice
+/// to the next. Code that reads or writes a whole param goes slice by slice
+/// (bmrt::io's copyParamIn / copyParamOut).
+int64_t paramLayers(const ParamInfo &p);
+int64_t paramSliceBytes(const ParamInfo &p);
+int64_t paramLayerStride(const ParamInfo &p);
 
 /// One rule of a checkpoint name map (declared in the .bmb file with
 /// `checkpoint <name> for <Model> { ... }`): the external tensor `external`
@@ -193,6 +205,11 @@ struct StepArgs {
   uint64_t seed = 0;         // dropout: Philox key (seed, step, microStep, op, element)
   int64_t microStep = 0;     // index of the micro-batch within the step
   double gradNorm = 0;       // out (optimizerStep): global grad 2-norm before clipping
+  // TrainInfo::overlapGrads programs. forwardBackward: this is the step's
+  // last micro-batch, and its gradients are final as the backward finishes
+  // each unit: issue their all-reduce there (Comm::defer). optimizerStep:
+  // the last forwardBackward did; wait for those instead of issuing.
+  bool overlapGrads = false;
 };
 
 /// A training entry. Inputs/outputs live in the activations allocation at
@@ -262,6 +279,14 @@ struct TrainInfo {
   // lossScale and doubles after lossScaleWindow updates without overflow.
   double lossScale = 65536;
   int64_t lossScaleWindow = 1000;
+  // The units of the group (layer-major): unit u is elements
+  // [groupUnits[u], groupUnits[u + 1]); unit 0 holds the params outside
+  // repeats, each later unit one layer's slices of a repeat's params.
+  const int64_t *groupUnits = nullptr;
+  int numUnits = 0;
+  // zero = 0: forwardBackward can issue the gradient all-reduces itself,
+  // layer by layer as its backward finishes each unit (StepArgs::overlapGrads).
+  bool overlapGrads = false;
 };
 
 //===----------------------------------------------------------------------===//

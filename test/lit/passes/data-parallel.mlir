@@ -1,5 +1,6 @@
 // bmb-data-parallel: the gradient all-reduce at the start of @optimizer_step,
-// in buckets of at most bucket-bytes, trainable params in declaration order.
+// in buckets of at most bucket-bytes that follow the units of the layer-major
+// trainable group: the params outside repeats, then whole layers of a repeat.
 // RUN: bmb-opt %s -split-input-file --bmb-data-parallel | FileCheck %s
 // RUN: bmb-opt %s -split-input-file --bmb-data-parallel=bucket-bytes=256 | FileCheck %s --check-prefix=SMALL
 // RUN: bmb-opt %s -split-input-file --bmb-data-parallel --bmb-zero | FileCheck %s --check-prefix=ZERO1
@@ -7,16 +8,16 @@
 // One bucket holds everything by default; the frozen param has no gradient.
 // CHECK-LABEL: bmb.model @M
 // CHECK:       func.func @optimizer_step() {
-// CHECK-NEXT:    bmb.grad_all_reduce [@wte.w, @h.fc.w, @h.fc.b]
+// CHECK-NEXT:    bmb.grad_all_reduce [@wte.w]
+// CHECK-NEXT:    bmb.grad_all_reduce [@h.fc.w, @h.fc.b] layers [0, 2]
 // CHECK-NEXT:    bmb.clip_grad_norm
 // 256-byte buckets: a param larger than a bucket is a bucket of its own
-// (wte.w and h.fc.w, 512 B each), and a bucket closes when the next param
-// would overflow it (h.fc.b, 64 B, does not fit after h.fc.w).
+// (wte.w, 512 B), and so is a layer (h.fc.w + h.fc.b: 288 B per layer).
 // SMALL-LABEL: bmb.model @M
 // SMALL:       func.func @optimizer_step() {
 // SMALL-NEXT:    bmb.grad_all_reduce [@wte.w]
-// SMALL-NEXT:    bmb.grad_all_reduce [@h.fc.w]
-// SMALL-NEXT:    bmb.grad_all_reduce [@h.fc.b]
+// SMALL-NEXT:    bmb.grad_all_reduce [@h.fc.w, @h.fc.b] layers [0, 1]
+// SMALL-NEXT:    bmb.grad_all_reduce [@h.fc.w, @h.fc.b] layers [1, 2]
 // SMALL-NEXT:    bmb.clip_grad_norm
 // zero = 1: one reduce-scatter of the group replaces the buckets, and the
 // updated partitions are gathered at the end.

@@ -122,3 +122,15 @@ bmb_exec.program @stray {
     return
   }
 }
+
+// -----
+
+bmb_exec.program @layers {
+  bmb_exec.param @a : memref<4xf32>
+  func.func @optimizer_step() {
+    // expected-error @below {{'bmb_exec.all_reduce_grads' op layers [0, 2) of @a, which is not stacked over at least 2 layers}}
+    %r = bmb_exec.all_reduce_grads [@a] layers [0, 2]
+    bmb_exec.wait %r
+    return
+  }
+}

@@ -241,6 +241,28 @@ TEST(Collectives, ManyInFlightWaitedInReverse) {
   }
 }
 
+// The backward's per-layer all-reduces: deferred as they are issued, then
+// all waited at once by the optimizer step (Comm::waitDeferred), while a
+// blocking collective (the step's loss sum) ran in between.
+TEST(Collectives, DeferredThenWaitedTogether) {
+  const int k = 5;
+  std::vector<std::vector<float>> layers(k);
+  EXPECT_FALSE(gComm->hasDeferred());
+  for (int j = 0; j < k; ++j) {
+    layers[j] = inputOf<float>(gComm->rank(), 500 + 11 * j, 600 + j);
+    gComm->defer(gComm->allReduce(layers[j].data(), 500 + 11 * j, DType::F32));
+  }
+  EXPECT_TRUE(gComm->hasDeferred());
+  EXPECT_EQ(gComm->sum(1.0), (double)gComm->size());
+  gComm->waitDeferred();
+  EXPECT_FALSE(gComm->hasDeferred());
+  gComm->waitDeferred(); // nothing left: returns at once
+  for (int j = 0; j < k; ++j) {
+    auto want = expectedSum<float>(500 + 11 * j, 600 + j);
+    expectReduced(layers[j].data(), want.data(), 500 + 11 * j, 600 + j, 0, "deferred all-reduce");
+  }
+}
+
 TEST(Collectives, Barrier) {
   for (int i = 0; i < 5; ++i)
     gComm->barrier();

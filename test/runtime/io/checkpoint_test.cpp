@@ -15,8 +15,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <sys/stat.h>
@@ -183,6 +185,84 @@ TEST_F(Checkpoint, ParamOutsideAllocation) {
     ADD_FAILURE() << "a param beyond paramBytes was accepted";
   } catch (const bmrt::Error &e) {
     EXPECT_HAS(e.what(), "program 'GPT': param 'ln_f.b' lies outside the params allocation");
+  }
+}
+
+// The trainable group of a training program is layer-major (bmb-plan-memory,
+// docs/distributed.md): a stacked param's layers sit one unit apart, with
+// every other stacked param's slice of that layer in between. Checkpoint
+// files are still whole tensors: saving from that layout writes the same
+// bytes as from the back-to-back one, and loading fills the right slices.
+std::unique_ptr<tiny_gpt2::Program> layerMajor(const tiny_gpt2::Program &from) {
+  auto program = std::make_unique<tiny_gpt2::Program>();
+  program->params = from.params;
+  program->info = from.info;
+  program->info.params = program->params.data();
+  program->info.nameMaps = &program->hfMap;
+  auto align = [](int64_t n) { return (n + 63) / 64 * 64; };
+  int64_t at = 0, unit = 0;
+  for (bmrt::ParamInfo &p : program->params)
+    if (!p.stacked) {
+      p.offset = at;
+      at = align(at + bmrt::paramSliceBytes(p));
+    } else {
+      unit += align(bmrt::paramSliceBytes(p));
+    }
+  int64_t within = 0;
+  for (bmrt::ParamInfo &p : program->params)
+    if (p.stacked) {
+      p.offset = at + within;
+      p.layerStride = unit;
+      within += align(bmrt::paramSliceBytes(p));
+    }
+  program->info.paramBytes = at + unit * program->params[2].shape[0];
+  return program;
+}
+
+TEST_F(Checkpoint, LayerMajorParamsSaveAndLoadWholeTensors) {
+  std::unique_ptr<tiny_gpt2::Program> strided = layerMajor(*program);
+  ASSERT_GT(strided->params[2].layerStride, bmrt::paramSliceBytes(strided->params[2]));
+  // The same values, placed slice by slice.
+  std::vector<float> placed((size_t)strided->info.paramBytes / 4, 0.0f);
+  for (size_t k = 0; k < program->params.size(); ++k) {
+    const bmrt::ParamInfo &a = program->params[k], &b = strided->params[k];
+    for (int64_t l = 0; l < bmrt::paramLayers(a); ++l)
+      std::memcpy((char *)placed.data() + b.offset + l * bmrt::paramLayerStride(b),
+                  (const char *)params.data() + a.offset + l * bmrt::paramSliceBytes(a),
+                  (size_t)bmrt::paramSliceBytes(a));
+  }
+  for (const char *map : {(const char *)nullptr, "hf"}) {
+    std::string name = map ? map : "ours";
+    bmrt::saveCheckpoint(dir + "/" + name + "-flat.safetensors", program->info, params.data(),
+                         map);
+    bmrt::saveCheckpoint(dir + "/" + name + "-units.safetensors", strided->info, placed.data(),
+                         map);
+    std::ifstream f1(dir + "/" + name + "-flat.safetensors", std::ios::binary),
+        f2(dir + "/" + name + "-units.safetensors", std::ios::binary);
+    std::string b1((std::istreambuf_iterator<char>(f1)), {}),
+        b2((std::istreambuf_iterator<char>(f2)), {});
+    EXPECT_EQ(b1, b2) << name << ": the files differ";
+    std::vector<float> back(placed.size(), std::nanf(""));
+    bmrt::loadCheckpoint(dir + "/" + name + "-flat.safetensors", strided->info, back.data());
+    for (const bmrt::ParamInfo &p : strided->params)
+      for (int64_t l = 0; l < bmrt::paramLayers(p); ++l)
+        ASSERT_EQ(0, std::memcmp((const char *)back.data() + p.offset +
+                                     l * bmrt::paramLayerStride(p),
+                                 (const char *)placed.data() + p.offset +
+                                     l * bmrt::paramLayerStride(p),
+                                 (size_t)bmrt::paramSliceBytes(p)))
+            << name << ": " << p.name << " layer " << l;
+  }
+}
+
+TEST_F(Checkpoint, LayerStrideShorterThanALayer) {
+  std::unique_ptr<tiny_gpt2::Program> strided = layerMajor(*program);
+  strided->params[2].layerStride = 16;
+  try {
+    bmrt::saveCheckpoint(dir + "/x.safetensors", strided->info, params.data(), nullptr);
+    ADD_FAILURE() << "a layer stride shorter than a layer was accepted";
+  } catch (const bmrt::Error &e) {
+    EXPECT_HAS(e.what(), "param 'h.ln1.w' has a layer stride of 16 bytes, less than one layer's 32");
   }
 }
 

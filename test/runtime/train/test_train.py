@@ -393,7 +393,8 @@ class Train(unittest.TestCase):
         self.assertIn("Batch 4 x sequence length 8 are fixed by the job at compile time",
                       p.stdout)
         for flag in ("--data", "--resume", "--dump-grads", "--eval-only", "--accum",
-                     "--deterministic", "--comm-timeout", "--rank-logs", "mpirun -np N"):
+                     "--deterministic", "--no-overlap", "--comm-timeout", "--rank-logs",
+                     "mpirun -np N"):
             self.assertIn(flag, p.stdout)
         p = run(ARGS.train, "--info", check=0)
         self.assertIn("train: batch 4 x seq 8", p.stdout)

@@ -196,6 +196,9 @@ const TensorRef kInputs[] = {{"tokens", DType::I32, 2, {B, T}, kTokens, -1},
                              {"targets", DType::I32, 2, {B, T}, kTargets, -1}};
 const TensorRef kOutputs[] = {{"losses", DType::F32, 1, {R}, kLosses, -1}};
 
+// One unit: nothing is stacked.
+const int64_t kUnits[] = {0, kParamBytes / 4};
+
 const TrainInfo kTrain = {
     B, T, kParamBytes, kOptBytes,
 #ifdef TINY_SGD
@@ -216,6 +219,8 @@ const TrainInfo kTrain = {
     TrainObjective::CausalLM, 0.0, -1, // objective, mask prob, mask id
     0, 0, 0,                            // eval_every, save_every, log_every
     0, 0, kParamBytes / 4, 16384,       // ZeRO stage, group offset, elements, align
+    "fp32", 65536, 1000,                // precision, fp16 loss scale and window
+    kUnits, 1,                          // units of the trainable group
 };
 
 const ProgramInfo kProgram = {

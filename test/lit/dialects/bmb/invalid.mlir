@@ -918,6 +918,58 @@ bmb.verbalizer @v labels ["negative"] words [["bad"]] {reduce = "sum"}
 
 // -----
 
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<2x4xf32> init zeros stacked 1
+  func.func @f(%i: index) {
+    // expected-error @+1 {{'bmb.grad_all_reduce' op layer is not the induction variable of an enclosing bmb.repeat}}
+    bmb.grad_all_reduce [@w] layer %i
+    return
+  }
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<4xf32> init zeros
+  func.func @f() {
+    // expected-error @+1 {{'bmb.grad_all_reduce' op layers [0, 2) of @w, which is not stacked by one repeat of at least 2 layers}}
+    bmb.grad_all_reduce [@w] layers [0, 2]
+    return
+  }
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<2x4xf32> init zeros stacked 1
+  func.func @f(%x: tensor<2x4xf32>) {
+    %y = bmb.repeat 2 "h" layer "Block" iter(%x) : (tensor<2x4xf32>) -> tensor<2x4xf32> {
+    ^bb0(%i: index, %a: tensor<2x4xf32>):
+      // expected-error @+1 {{'bmb.grad_all_reduce' op takes a layer range or a layer index, not both}}
+      bmb.grad_all_reduce [@w] layers [0, 2] layer %i
+      bmb.yield %a : tensor<2x4xf32>
+    }
+    return
+  }
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<4xf32> init zeros
+  func.func @f(%x: tensor<2x4xf32>) {
+    %y = bmb.repeat 2 "h" layer "Block" iter(%x) : (tensor<2x4xf32>) -> tensor<2x4xf32> {
+    ^bb0(%i: index, %a: tensor<2x4xf32>):
+      // expected-error @+1 {{'bmb.grad_all_reduce' op layer of @w, which is not stacked by one repeat}}
+      bmb.grad_all_reduce [@w] layer %i
+      bmb.yield %a : tensor<2x4xf32>
+    }
+    return
+  }
+}
+
+// -----
+
 func.func @attention_prefix_shape(%x: tensor<2x4x8xf32>, %p: tensor<3x4xf32>) {
   // expected-error @+1 {{attention: the prefixes must be [P, 8] of the key's dtype, got f32[3, 4] and f32[3, 4]}}
   %r = bmb.attention %x, %x, %x prefix(%p, %p) {causal, heads = 2 : i64, kv_heads = 2 : i64, scale = 0.5 : f64}

@@ -532,6 +532,20 @@ int bmb::driverMain(int argc, char **argv) {
                       "in fp64 (precision = fp64); build it with --target=host\n";
       return kExitNotImplemented;
     }
+    // Prefix tuning's attention and per-iteration deltas' gates have host
+    // implementations only (bmrt::attention_prefix_*, a host write of the
+    // gate): refused here, not left to nvcc's link or a device fault.
+    bool prefix = false, perIteration = false;
+    module->walk([&](mlir::bmb::exec::AttentionOp a) { prefix |= bool(a.getPrefixK()); });
+    module->walk([&](mlir::bmb::exec::AttentionGradOp a) { prefix |= bool(a.getPrefixK()); });
+    module->walk([&](mlir::bmb::exec::IterationGateOp) { perIteration = true; });
+    if (prefix || perIteration) {
+      llvm::errs() << "bmbc: error: the cuda target has no "
+                   << (prefix ? "prefix-tuning attention" : "per-iteration delta gate")
+                   << " kernels yet (delta = prefix(...), or a delta on some iterations of a "
+                      "repeat); build it with --target=host\n";
+      return kExitNotImplemented;
+    }
     // Nor device forms of the tuning kernels (soft embedding, row gather,
     // verbalizer loss): a tune program would only fail in nvcc's link.
     bool tuning = tuneJob;

@@ -337,7 +337,12 @@ void Emitter::emitOp(Operation *op) {
        << in << "  a.scale = " << llvm::formatv("{0:e}f", a.getScale().convertToDouble()).str()
        << ";\n"
        << in << "  a.keyMask = " << opt(a.getMask()) << ";\n"
-       << in << "  attention_forward<" << cType(mt(a.getOut()).getElementType()) << ">(ctx, a, " << name(a.getOut()) << ", " << name(a.getQ())
+       << in << "  attention" << (a.getPrefixK() ? "_prefix" : "") << "_forward<"
+       << cType(mt(a.getOut()).getElementType()) << ">(ctx, a, ";
+    if (a.getPrefixK()) // prefix tuning: the prefix's rows, keys, values and gate
+      os << mt(a.getPrefixK()).getDimSize(0) << ", " << name(a.getPrefixK()) << ", "
+         << name(a.getPrefixV()) << ", " << opt(a.getPrefixGate()) << ", ";
+    os << name(a.getOut()) << ", " << name(a.getQ())
        << ", " << name(a.getK()) << ", " << name(a.getV()) << ", " << name(a.getKCache())
        << ", " << name(a.getVCache()) << ");\n"
        << in << "}\n";
@@ -356,6 +361,27 @@ void Emitter::emitOp(Operation *op) {
     os << in << "embedding_forward<" << cType(mt(e.getOut()).getElementType()) << ">(ctx, " << name(e.getOut()) << ", " << name(e.getIds()) << ", "
        << name(e.getTable()) << ", " << rows << ", " << t.getDimSize(0) << ", "
        << t.getDimSize(1) << ");\n";
+    return;
+  }
+  // Per-iteration deltas: the slot table as a chain of comparisons (a few
+  // layers), max(slot, 0); the gate is 1 where the slot is >= 0.
+  if (auto s = dyn_cast<IterationSlotOp>(op)) {
+    std::string iv = name(s.getIteration()), expr = "int64_t(0)";
+    for (auto [i, slot] : llvm::enumerate(s.getSlots()))
+      if (slot > 0)
+        expr = "(" + iv + " == " + std::to_string(i) + " ? int64_t(" + std::to_string(slot) +
+               ") : " + expr + ")";
+    names[s.getResult()] = expr;
+    return;
+  }
+  if (auto g = dyn_cast<IterationGateOp>(op)) {
+    std::string iv = name(g.getIteration()), cond = "false";
+    for (auto [i, slot] : llvm::enumerate(g.getSlots()))
+      if (slot >= 0)
+        cond += " || " + iv + " == " + std::to_string(i);
+    std::string t = cType(mt(g.getOut()).getElementType());
+    os << in << name(g.getOut()) << "[0] = (" << cond << ") ? " << t << "(1) : " << t
+       << "(0);\n";
     return;
   }
   if (auto p = dyn_cast<PositionsOp>(op)) {

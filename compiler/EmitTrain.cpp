@@ -228,7 +228,13 @@ bool Emitter::emitTrainOp(Operation *op) {
        << in << "  a.scale = " << llvm::formatv("{0:e}f", a.getScale().convertToDouble()).str()
        << ";\n"
        << in << "  a.keyMask = " << opt(a.getMask()) << ";\n"
-       << in << "  attention_backward<" << elem(a.getQ()) << ">(ctx, a, " << name(a.getDq())
+       << in << "  attention" << (a.getPrefixK() ? "_prefix" : "") << "_backward<"
+       << elem(a.getQ()) << ">(ctx, a, ";
+    if (a.getPrefixK()) // prefix tuning: the prefixes, their gate and gradients
+      os << mt(a.getPrefixK()).getDimSize(0) << ", " << name(a.getPrefixK()) << ", "
+         << name(a.getPrefixV()) << ", " << opt(a.getPrefixGate()) << ", "
+         << name(a.getDprefixK()) << ", " << name(a.getDprefixV()) << ", ";
+    os << name(a.getDq())
        << ", " << name(a.getDk()) << ", " << name(a.getDv()) << ", " << name(a.getDy()) << ", "
        << name(a.getQ()) << ", " << name(a.getK()) << ", " << name(a.getV()) << ");\n"
        << in << "}\n";

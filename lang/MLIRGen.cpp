@@ -329,6 +329,11 @@ private:
       }
       st.addAttribute(name, toAttr(c));
     }
+    // Optional operands after the required ones: attention's mask (its
+    // prefix operands are only added by bmb-insert-deltas).
+    if (n.op == "attention")
+      st.addAttribute("operandSegmentSizes",
+                      b.getDenseI32ArrayAttr({1, 1, 1, operands.size() > 3 ? 1 : 0, 0, 0, 0}));
     if (n.op == "arange")
       st.addAttribute("n", b.getI64IntegerAttr(
                                llvm::cast<RankedTensorType>(types[0]).getDimSize(0)));

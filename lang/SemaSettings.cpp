@@ -36,7 +36,7 @@ const std::vector<CallSpec> &callSpecs() {
       // deltas (passes/InsertDeltas.cpp): `on`/`exclude` are layer selectors
       {"lora", {{"rank", VT::PosInt, {}, true}, {"alpha", VT::PosFloat, {}}, {"on", VT::Names, {}}, {"dropout", VT::UnitFloat, {}}, {"exclude", VT::Names, {}}, {"merge", VT::Bool, {}}}},
       {"adapter", {{"dim", VT::PosInt, {}, true}, {"on", VT::Names, {}}, {"act", VT::Word, {"relu", "gelu", "gelu_tanh", "silu", "tanh"}}, {"parallel", VT::Bool, {}}, {"exclude", VT::Names, {}}}},
-      {"prefix", {{"length", VT::PosInt, {}, true}, {"on", VT::Names, {}}}},
+      {"prefix", {{"length", VT::PosInt, {}, true}, {"on", VT::Names, {}}, {"exclude", VT::Names, {}}, {"reparameterize", VT::Bool, {}}}},
       {"bitfit", {{"on", VT::Names, {}}, {"exclude", VT::Names, {}}}},
       // sampling
       {"greedy", {}},

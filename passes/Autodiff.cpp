@@ -285,7 +285,9 @@ Value BackwardScope::primal(Value v) {
     return v; // forward and backward share the function's block
   Value p;
   Operation *def = v.getDefiningOp();
-  if (def && isa<ParamGetOp, ArangeOp>(def)) {
+  // Recomputed where the backward needs them (per-iteration deltas' slots
+  // and gates are a table lookup).
+  if (def && isa<ParamGetOp, ArangeOp, IterationSlotOp, IterationGateOp>(def)) {
     IRMapping map;
     for (Value operand : def->getOperands())
       map.map(operand, primal(operand));

@@ -276,7 +276,8 @@ Value Checkpointer::toBwd(unsigned k, Value v) {
   if (k == 0)
     return v;
   Block &body = bwdBlock(k);
-  if (Operation *def = v.getDefiningOp(); def && isa<ParamGetOp, ArangeOp>(def)) {
+  if (Operation *def = v.getDefiningOp();
+      def && isa<ParamGetOp, ArangeOp, IterationSlotOp, IterationGateOp>(def)) {
     IRMapping map;
     for (Value o : def->getOperands())
       map.map(o, toBwd(k, o));

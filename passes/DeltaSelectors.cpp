@@ -76,14 +76,75 @@ std::string checkSelector(StringRef selector) {
   return "";
 }
 
+namespace {
+bool isNumber(StringRef s) {
+  return !s.empty() && all_of(s, [](char c) { return c >= '0' && c <= '9'; });
+}
+bool isIndexSegment(StringRef s) {
+  return isNumber(s) || (s.starts_with("{") && s.ends_with("}"));
+}
+} // namespace
+
 bool selectsIterations(StringRef selector) {
   if (selector.starts_with("re:"))
     return false;
   SmallVector<StringRef> parts;
   selector.split(parts, '.');
-  return any_of(parts, [](StringRef p) {
-    return !p.empty() && all_of(p, [](char c) { return c >= '0' && c <= '9'; });
-  });
+  return any_of(parts, isIndexSegment);
+}
+
+std::string parseIterations(StringRef selector, IterationSelector &out) {
+  out = IterationSelector{selector.str(), "", {}};
+  if (selector.starts_with("re:"))
+    return "";
+  SmallVector<StringRef> parts;
+  selector.split(parts, '.');
+  int found = -1;
+  for (auto [k, p] : llvm::enumerate(parts)) {
+    if (!isIndexSegment(p))
+      continue;
+    if (found >= 0)
+      return "'" + selector.str() +
+             "' indexes the iterations of more than one repeat; one index segment is supported";
+    if (k == 0)
+      return "'" + selector.str() + "': an iteration index must follow a repeat's name";
+    found = k;
+  }
+  if (found < 0)
+    return "";
+  StringRef index = parts[found];
+  std::vector<int64_t> its;
+  SmallVector<StringRef> items;
+  if (index.consume_front("{")) {
+    index.consume_back("}");
+    index.split(items, ',');
+  } else {
+    items.push_back(index);
+  }
+  for (StringRef item : items) {
+    item = item.trim();
+    auto [lo, hi] = item.split('-');
+    if (!isNumber(lo) || (item.contains('-') && !isNumber(hi)))
+      return "'" + selector.str() + "': malformed iteration index '" + item.str() +
+             "' (a number or a range A-B)";
+    int64_t a = std::stoll(lo.str()), b = item.contains('-') ? std::stoll(hi.str()) : a;
+    if (b < a)
+      return "'" + selector.str() + "': empty iteration range '" + item.str() + "'";
+    for (int64_t i = a; i <= b; ++i)
+      its.push_back(i);
+  }
+  std::sort(its.begin(), its.end());
+  its.erase(std::unique(its.begin(), its.end()), its.end());
+  std::string layers, repeat;
+  for (auto [k, p] : llvm::enumerate(parts)) {
+    if (int(k) == found)
+      continue;
+    layers += (layers.empty() ? "" : ".") + p.str();
+    if (int(k) < found)
+      repeat += (repeat.empty() ? "" : ".") + p.str();
+  }
+  out = IterationSelector{layers, repeat, its};
+  return "";
 }
 
 std::string nearMisses(StringRef selector, ArrayRef<std::string> paths) {

@@ -28,6 +28,8 @@ SmallVector<Value, 2> mlir::bmb::exec::writtenBuffers(Operation *op) {
     out.push_back(r.getOut());
   else if (auto e = dyn_cast<EmbeddingOp>(op))
     out.push_back(e.getOut());
+  else if (auto g = dyn_cast<IterationGateOp>(op))
+    out.push_back(g.getOut());
   else if (auto p = dyn_cast<PositionsOp>(op))
     out.push_back(p.getOut());
   else if (auto s = dyn_cast<SoftmaxOp>(op))
@@ -45,8 +47,11 @@ SmallVector<Value, 2> mlir::bmb::exec::writtenBuffers(Operation *op) {
     for (Value g : {n.getDx(), n.getDw(), n.getDb()})
       if (g)
         out.push_back(g);
-  } else if (auto a = dyn_cast<AttentionGradOp>(op))
+  } else if (auto a = dyn_cast<AttentionGradOp>(op)) {
     out.append({a.getDq(), a.getDk(), a.getDv()});
+    if (a.getDprefixK())
+      out.append({a.getDprefixK(), a.getDprefixV()});
+  }
   else if (auto r = dyn_cast<RotaryGradOp>(op))
     out.push_back(r.getDx());
   else if (auto s = dyn_cast<SoftmaxGradOp>(op))

@@ -18,14 +18,26 @@
 //   bitfit(on, exclude)
 //       trains the biases (bmb.linear / bmb.layernorm bias operands) of the
 //       selected layers (all by default);
-//   prefix(length)
-//       not implemented yet: an error at the setting.
+//   prefix(length P, on, exclude)
+//       each bmb.attention in the selected layers (default: every one) gets
+//       params <layer>.prefix_key and <layer>.prefix_value [P, kv width]
+//       (~ N(0, 0.02)) as its `prefix(...)` operands: every query attends
+//       to the P prefix positions before its causal window (Li & Liang /
+//       OpenDelta without reparameterisation; `reparameterize = true` is an
+//       error, not implemented);
 //
 // Inside a rolled bmb.repeat the delta applies to every iteration: its
 // params are stacked like the layer's own ([n, ...], `stacked k`) and read
 // with the same iteration indices. A selector naming some iterations
-// (`h.0.attn.q`) is an error (DESIGN decision 2: no per-iteration params
-// yet).
+// (`h.0.attn.q`, `h.{0,2-3}.mlp`; DeltaSelectors.h) puts the delta on those
+// only, the loop staying rolled (DESIGN decision 2): its params are stacked
+// over the m selected iterations ([m, ...]) and read at
+// `bmb.iteration_slot %i [slots]` (slots[i] = i's entry, -1 = none); the
+// delta's output is multiplied by `bmb.iteration_gate` (0 where slots[i] is
+// -1), so the other iterations compute the backbone exactly and give the
+// params zero gradient. LoRA (unmerged) and adapters take per-iteration
+// selectors, and prefixes (the gate masks the prefix out on the other
+// iterations); BitFit and merged LoRA refuse them.
 //
 // Then freezing: with any delta only the delta params (and bitfit's biases)
 // stay trainable; `train_only = [...]` keeps the selected params trainable
@@ -46,11 +58,13 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <cmath>
+#include <set>
 
 namespace mlir::bmb {
 #define GEN_PASS_DEF_INSERTDELTASPASS
@@ -66,6 +80,23 @@ namespace {
 struct Site {
   Operation *op;
   std::string path;
+};
+
+/// A selected site and the iterations of its enclosing repeat it is
+/// selected on (empty: all of them, or not in a repeat).
+struct Selected {
+  Site site;
+  std::vector<int64_t> iterations;
+  RepeatOp repeat; // the repeat `iterations` count, when there are any
+
+  /// slots[i]: iteration i's entry among the selected ones, -1 if none.
+  SmallVector<int64_t> slots() const {
+    RepeatOp r = repeat;
+    SmallVector<int64_t> out(r.getCount(), -1);
+    for (auto [k, i] : llvm::enumerate(iterations))
+      out[i] = k;
+    return out;
+  }
 };
 
 std::string siteKind(Operation *op) {
@@ -186,9 +217,9 @@ struct DeltaRewriter {
       return emitError(loc) << what << ": " << bad;
     if (selectsIterations(sel))
       return emitError(loc) << what << ": '" << sel
-                            << "' selects some iterations of a rolled repeat; a delta on some "
-                               "iterations only is not implemented yet (DESIGN decision 2): "
-                               "select every iteration (without the index)";
+                            << "' selects some iterations of a rolled repeat; " << what
+                            << " selects whole params (every iteration): iteration indices "
+                               "are for a delta's `on` and `exclude`";
     auto d = emitError(loc) << what << ": '" << sel << "' matches no " << among << " of model '"
                             << model.getSymName() << "'";
     std::string near = nearMisses(sel, candidates);
@@ -197,47 +228,144 @@ struct DeltaRewriter {
     return d;
   }
 
-  /// The sites selected by `on` (default `defaults`) minus `exclude`.
-  FailureOr<std::vector<Site>> select(DictionaryAttr delta, StringRef what,
-                                      ArrayRef<std::string> defaults) {
+  std::string pathOf(Operation *op) {
+    for (const Site &s : sites)
+      if (s.op == op)
+        return s.path;
+    return "";
+  }
+
+  /// The repeat whose iterations `is` indexes around site `s` (null when
+  /// `s` is not inside a repeat matching `is.repeat`); fails on nested
+  /// repeats and out-of-range indices.
+  FailureOr<RepeatOp> indexedRepeat(const Site &s, const IterationSelector &is, StringRef what,
+                                    StringRef sel) {
+    SmallVector<RepeatOp> repeats = enclosingRepeats(s.op);
+    RepeatOp found;
+    for (RepeatOp r : repeats)
+      if (selectorMatches(is.repeat, pathOf(r)))
+        found = r;
+    if (!found)
+      return RepeatOp();
+    if (repeats.size() > 1)
+      return (LogicalResult)(emitError(deltaLoc())
+                             << what << ": '" << sel << "' selects iterations of '" << s.path
+                             << "' inside nested repeats; not implemented yet");
+    if (is.iterations.back() >= int64_t(found.getCount()))
+      return (LogicalResult)(emitError(deltaLoc())
+                             << what << ": '" << sel << "': iteration " << is.iterations.back()
+                             << " is out of range for repeat '" << pathOf(found) << "' of "
+                             << found.getCount() << " iterations");
+    return found;
+  }
+
+  /// The sites selected by `on` (default `defaults`) minus `exclude`, each
+  /// with the iterations selected (DeltaSelectors.h's index segments).
+  FailureOr<std::vector<Selected>> select(DictionaryAttr delta, StringRef what,
+                                          ArrayRef<std::string> defaults) {
     SmallVector<std::string> on = selectors(delta.get("on"));
     if (!delta.get("on"))
       on.assign(defaults.begin(), defaults.end());
     SmallVector<std::string> exclude = selectors(delta.get("exclude"));
     std::vector<std::string> paths = sitePaths();
-    llvm::SetVector<Operation *> chosen;
-    for (const std::string &sel : on) {
-      bool any = false;
-      for (const Site &s : sites)
-        if (selectorMatches(sel, s.path)) {
-          chosen.insert(s.op);
+    // Per site: its repeat and selected iterations; a null repeat = all.
+    llvm::MapVector<Operation *, std::pair<RepeatOp, std::set<int64_t>>> chosen;
+    for (bool excluding : {false, true}) {
+      std::string label = excluding ? std::string(what) + " exclude" : std::string(what);
+      for (const std::string &sel : excluding ? exclude : on) {
+        IterationSelector is;
+        if (std::string bad = parseIterations(sel, is); !bad.empty())
+          return (LogicalResult)(emitError(deltaLoc()) << label << ": " << bad);
+        bool any = false;
+        for (const Site &s : sites) {
+          if (!selectorMatches(is.layers, s.path))
+            continue;
+          RepeatOp r;
+          if (!is.iterations.empty()) {
+            auto found = indexedRepeat(s, is, label, sel);
+            if (failed(found))
+              return failure();
+            if (!*found)
+              continue;
+            r = *found;
+          }
           any = true;
+          auto it = chosen.find(s.op);
+          if (!excluding) {
+            if (is.iterations.empty())
+              chosen[s.op] = {RepeatOp(), {}};
+            else if (it == chosen.end() || it->second.first) { // not already all
+              chosen[s.op].first = r;
+              chosen[s.op].second.insert(is.iterations.begin(), is.iterations.end());
+            }
+            continue;
+          }
+          if (it == chosen.end())
+            continue;
+          if (is.iterations.empty()) {
+            chosen.erase(s.op);
+            continue;
+          }
+          if (!it->second.first) { // all iterations so far
+            it->second.first = r;
+            for (int64_t i = 0; i < int64_t(r.getCount()); ++i)
+              it->second.second.insert(i);
+          }
+          for (int64_t i : is.iterations)
+            it->second.second.erase(i);
         }
-      if (!any || !checkSelector(sel).empty())
-        return selectorError(deltaLoc(), what, sel, paths, "layer");
+        if (!any || !checkSelector(is.layers).empty())
+          return selectorError(deltaLoc(), label, is.layers, paths, "layer");
+      }
     }
-    for (const std::string &sel : exclude) {
-      bool any = false;
-      for (const Site &s : sites)
-        if (selectorMatches(sel, s.path)) {
-          chosen.remove(s.op);
-          any = true;
-        }
-      if (!any || !checkSelector(sel).empty())
-        return selectorError(deltaLoc(), std::string(what) + " exclude", sel, paths, "layer");
+    std::vector<Selected> out;
+    for (const Site &s : sites) {
+      auto it = chosen.find(s.op);
+      if (it == chosen.end())
+        continue;
+      auto &[r, its] = it->second;
+      if (r && its.empty())
+        continue; // every selected iteration excluded
+      Selected x{s, {}, RepeatOp()};
+      if (r && int64_t(its.size()) < int64_t(r.getCount()))
+        x = Selected{s, std::vector<int64_t>(its.begin(), its.end()), r};
+      out.push_back(x);
     }
-    std::vector<Site> out;
-    for (const Site &s : sites)
-      if (chosen.contains(s.op))
-        out.push_back(s);
     return out;
+  }
+
+  /// A delta that has no per-iteration form refuses an iteration selector.
+  LogicalResult refusePerIteration(ArrayRef<Selected> sel, StringRef what, StringRef why) {
+    for (const Selected &x : sel)
+      if (!x.iterations.empty())
+        return emitError(deltaLoc()) << what << ": '" << x.site.path
+                                     << "' is selected on some iterations of repeat '"
+                                     << pathOf(x.repeat) << "' only; " << why;
+    return success();
+  }
+
+  /// Where a per-iteration delta reads its params: iteration `iv`'s slot.
+  Value slotIndex(OpBuilder &b, Location loc, const Selected &x, Value iv) {
+    return b.create<IterationSlotOp>(loc, b.getIndexType(), iv, b.getDenseI64ArrayAttr(x.slots()));
+  }
+
+  /// `d` times the per-iteration gate of `x` at iteration `iv` (0 where the
+  /// delta is not selected); `d` itself for a delta on every iteration.
+  Value gated(OpBuilder &b, Location loc, const Selected &x, Value iv, Value d) {
+    if (x.iterations.empty())
+      return d;
+    auto t = RankedTensorType::get({1}, cast<RankedTensorType>(d.getType()).getElementType());
+    Value g = b.create<IterationGateOp>(loc, t, iv, b.getDenseI64ArrayAttr(x.slots()));
+    return b.create<MulOp>(loc, d.getType(), d, g);
   }
 
   /// Declares the delta param `<site path>.<suffix>` after the params of the
   /// site's layer (declaration order groups it with its layer), stacked
   /// over `repeats`.
+  /// A per-iteration delta's params stack the selected `iterations` only.
   FailureOr<ParamOp> addParam(const Site &site, StringRef suffix, ArrayRef<int64_t> slice,
-                              Type elem, InitAttr init, ArrayRef<RepeatOp> repeats) {
+                              Type elem, InitAttr init, ArrayRef<RepeatOp> repeats,
+                              ArrayRef<int64_t> iterations = {}) {
     std::string name = site.path + "." + suffix.str();
     if (model.lookupSymbol(name))
       return (LogicalResult)(emitError(deltaLoc())
@@ -247,6 +375,8 @@ struct DeltaRewriter {
     SmallVector<int64_t> shape;
     for (RepeatOp r : repeats)
       shape.push_back(r.getCount());
+    if (!iterations.empty())
+      shape.back() = iterations.size(); // one enclosing repeat (select checked)
     shape.append(slice.begin(), slice.end());
     Operation *after = nullptr;
     for (ParamOp p : model.getParams())
@@ -291,9 +421,14 @@ struct DeltaRewriter {
     bool merge = job.getKind() == JobKind::Infer;
     if (auto m = delta.getAs<BoolAttr>("merge"))
       merge = merge && m.getValue();
+    if (merge && failed(refusePerIteration(*sel, "lora",
+                                           "merging it into the weights at load is not "
+                                           "implemented yet (use merge = false)")))
+      return failure();
     bool anyLinear = false;
     llvm::StringMap<std::pair<ParamOp, ParamOp>> made; // a layer applied twice shares them
-    for (const Site &s : *sel) {
+    for (const Selected &x : *sel) {
+      const Site &s = x.site;
       LinearOp lin = linearOf(s.op);
       if (!lin)
         continue;
@@ -310,11 +445,12 @@ struct DeltaRewriter {
         double bound = 1.0 / std::sqrt(double(in));
         auto a = addParam(s, "lora_a", {rank, in}, w.getElementType(),
                           InitAttr::get(module.getContext(), InitKind::Uniform, -bound, bound),
-                          repeats);
+                          repeats, x.iterations);
         if (failed(a))
           return failure();
         auto bb = addParam(s, "lora_b", {out, rank}, w.getElementType(),
-                           InitAttr::get(module.getContext(), InitKind::Zeros), repeats);
+                           InitAttr::get(module.getContext(), InitKind::Zeros), repeats,
+                           x.iterations);
         if (failed(bb))
           return failure();
         made[s.path] = {*a, *bb};
@@ -332,27 +468,33 @@ struct DeltaRewriter {
       OpBuilder b(lin.getContext());
       b.setInsertionPointAfter(lin);
       Location loc = lin.getLoc();
-      Value x = lin.getInput();
+      Value xin = lin.getInput();
       if (dropout > 0)
-        x = b.create<DropoutOp>(loc, x.getType(), x, b.getF64FloatAttr(dropout),
-                                b.getI64IntegerAttr(nextRngId++));
-      Value av = read(b, loc, pa, wget.getIndices());
-      Value bv = read(b, loc, pb, wget.getIndices());
-      Value h = b.create<LinearOp>(loc, withLastDim(x, rank), x, av, Value());
+        xin = b.create<DropoutOp>(loc, xin.getType(), xin, b.getF64FloatAttr(dropout),
+                                  b.getI64IntegerAttr(nextRngId++));
+      SmallVector<Value> indices(wget.getIndices());
+      Value iv = indices.empty() ? Value() : indices.back();
+      if (!x.iterations.empty())
+        indices.back() = slotIndex(b, loc, x, iv);
+      Value av = read(b, loc, pa, indices);
+      Value bv = read(b, loc, pb, indices);
+      Value h = b.create<LinearOp>(loc, withLastDim(xin, rank), xin, av, Value());
       Value d = b.create<LinearOp>(loc, lin.getType(), h, bv, Value());
       Value sc = b.create<ScaleOp>(loc, d.getType(), d, b.getF64FloatAttr(alpha / rank));
+      sc = gated(b, loc, x, iv, sc);
       auto sum = b.create<AddOp>(loc, lin.getType(), lin.getResult(), sc);
       lin.getResult().replaceAllUsesExcept(sum, sum);
     }
     if (!anyLinear) {
       std::string kinds;
-      for (const Site &s : *sel)
-        kinds += (kinds.empty() ? "" : ", ") + s.path + " (" + siteKind(s.op) + ")";
+      for (const Selected &x : *sel)
+        kinds += (kinds.empty() ? "" : ", ") + x.site.path + " (" + siteKind(x.site.op) + ")";
       // Suggest a Linear inside the selection, as in `attn` -> `attn.q`.
       std::string inside;
       for (const Site &s : sites)
-        for (const Site &chosen : *sel)
-          if (inside.empty() && StringRef(s.path).starts_with(chosen.path + ".") && linearOf(s.op))
+        for (const Selected &chosen : *sel)
+          if (inside.empty() && StringRef(s.path).starts_with(chosen.site.path + ".") &&
+              linearOf(s.op))
             inside = s.path;
       auto d = emitError(deltaLoc())
                << "lora: the selected layers have no linear layer to adapt: " << kinds
@@ -360,6 +502,97 @@ struct DeltaRewriter {
       if (!inside.empty())
         d << " (such as '" << inside << "')";
       return d;
+    }
+    return success();
+  }
+
+  /// The path of the innermost layer instance holding `op` ("" at top level).
+  std::string ownerPath(Operation *op) {
+    for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+      for (const Site &s : sites)
+        if (s.op == p)
+          return s.path;
+    return "";
+  }
+
+  LogicalResult applyPrefix(DictionaryAttr delta) {
+    if (auto r = delta.getAs<BoolAttr>("reparameterize"); r && r.getValue())
+      return emitError(deltaLoc())
+             << "prefix: reparameterize = true (OpenDelta's Embedding -> Linear -> tanh -> "
+                "Linear) is not implemented yet; the prefixes are trained directly";
+    int64_t length = delta.getAs<IntegerAttr>("length").getInt();
+    // The attentions to prefix: inside the selected layers (on the selected
+    // iterations), or all of them.
+    llvm::MapVector<Operation *, Selected> attentions;
+    auto collect = [&](Operation *root, const Selected &x) {
+      root->walk([&](AttentionOp a) { attentions.insert({a, x}); });
+    };
+    if (delta.get("on") || delta.get("exclude")) {
+      auto sel = select(delta, "prefix", {});
+      if (failed(sel))
+        return failure();
+      for (const Selected &x : *sel)
+        collect(x.site.op, x);
+      if (attentions.empty()) {
+        std::string kinds;
+        for (const Selected &x : *sel)
+          kinds += (kinds.empty() ? "" : ", ") + x.site.path + " (" + siteKind(x.site.op) + ")";
+        return emitError(deltaLoc()) << "prefix: the selected layers have no attention: " << kinds
+                                     << "; prefix applies to layers with an attention";
+      }
+    } else {
+      for (func::FuncOp f : entries)
+        collect(f, Selected{});
+      if (attentions.empty())
+        return emitError(deltaLoc())
+               << "prefix: model '" << model.getSymName() << "' has no attention";
+    }
+    llvm::StringMap<std::pair<ParamOp, ParamOp>> made; // prefill and decode share them
+    for (auto &[op, x] : attentions) {
+      auto attn = cast<AttentionOp>(op);
+      if (attn.getPrefixKey())
+        return emitError(deltaLoc()) << "prefix: an attention of '" << ownerPath(op)
+                                     << "' already has a prefix (two prefix deltas?)";
+      std::string path = ownerPath(op);
+      if (path.empty())
+        return emitError(deltaLoc())
+               << "prefix: an attention outside any layer has no name for its prefix params";
+      auto k = cast<RankedTensorType>(attn.getKey().getType());
+      SmallVector<RepeatOp> repeats = enclosingRepeats(op);
+      Site site{nullptr, path};
+      for (const Site &s : sites)
+        if (s.path == path)
+          site = s;
+      if (!made.count(path)) {
+        MLIRContext *ctx = module.getContext();
+        SmallVector<ParamOp> ps;
+        for (StringRef suffix : {"prefix_key", "prefix_value"}) {
+          auto p = addParam(site, suffix, {length, k.getShape().back()}, k.getElementType(),
+                            InitAttr::get(ctx, InitKind::Normal, 0.02), repeats, x.iterations);
+          if (failed(p))
+            return failure();
+          ps.push_back(*p);
+        }
+        made[path] = {ps[0], ps[1]};
+      }
+      auto [pk, pv] = made[path];
+      Operation *scope = op->getParentOp();
+      SmallVector<Value> indices;
+      for (RepeatOp r : repeats)
+        indices.push_back(indexIn(scope, r));
+      OpBuilder b(op);
+      Location loc = attn.getLoc();
+      if (!x.iterations.empty()) {
+        // On some iterations: read the iteration's slot; the gate turns the
+        // prefix off (masks it out) on the others.
+        Value iv = indices.back();
+        indices.back() = slotIndex(b, loc, x, iv);
+        auto t = RankedTensorType::get({1}, k.getElementType());
+        attn.getPrefixGateMutable().assign(
+            b.create<IterationGateOp>(loc, t, iv, b.getDenseI64ArrayAttr(x.slots())));
+      }
+      attn.getPrefixKeyMutable().assign(read(b, loc, pk, indices));
+      attn.getPrefixValueMutable().assign(read(b, loc, pv, indices));
     }
     return success();
   }
@@ -387,7 +620,8 @@ struct DeltaRewriter {
     if (auto p = delta.getAs<BoolAttr>("parallel"))
       parallel = p.getValue();
     llvm::StringMap<SmallVector<ParamOp>> made;
-    for (const Site &s : *sel) {
+    for (const Selected &x : *sel) {
+      const Site &s = x.site;
       auto layer = dyn_cast<LayerOp>(s.op);
       if (!layer)
         return emitError(deltaLoc())
@@ -416,7 +650,8 @@ struct DeltaRewriter {
               std::make_tuple("down.b", SmallVector<int64_t>{dim}, InitAttr::get(ctx, InitKind::Zeros)),
               std::make_tuple("up.w", SmallVector<int64_t>{out, dim}, InitAttr::get(ctx, InitKind::Zeros)),
               std::make_tuple("up.b", SmallVector<int64_t>{out}, InitAttr::get(ctx, InitKind::Zeros))}) {
-          auto p = addParam(s, std::string("adapter.") + suffix, shape, e, init, repeats);
+          auto p = addParam(s, std::string("adapter.") + suffix, shape, e, init, repeats,
+                            x.iterations);
           if (failed(p))
             return failure();
           ps.push_back(*p);
@@ -429,11 +664,14 @@ struct DeltaRewriter {
       SmallVector<ParamOp> &ps = made[s.path];
       OpBuilder b(yield);
       Location loc = yield.getLoc();
+      Value iv = indices.empty() ? Value() : indices.back();
+      if (!x.iterations.empty())
+        indices.back() = slotIndex(b, loc, x, iv);
       Value dw = read(b, loc, ps[0], indices), db = read(b, loc, ps[1], indices);
       Value uw = read(b, loc, ps[2], indices), ub = read(b, loc, ps[3], indices);
       Value h = b.create<LinearOp>(loc, withLastDim(in, dim), in, dw, db);
       Value a = activate(b, loc, act, h);
-      Value u = b.create<LinearOp>(loc, yt, a, uw, ub);
+      Value u = gated(b, loc, x, iv, b.create<LinearOp>(loc, yt, a, uw, ub));
       Value sum = b.create<AddOp>(loc, yt, y, u);
       yield->setOperand(0, sum);
     }
@@ -441,10 +679,13 @@ struct DeltaRewriter {
   }
 
   LogicalResult applyBitfit(DictionaryAttr delta) {
-    FailureOr<std::vector<Site>> sel = std::vector<Site>{};
+    FailureOr<std::vector<Selected>> sel = std::vector<Selected>{};
     if (delta.get("on") || delta.get("exclude")) {
       sel = select(delta, "bitfit", {});
-      if (failed(sel))
+      if (failed(sel) ||
+          failed(refusePerIteration(*sel, "bitfit",
+                                    "BitFit trains whole bias params (stacked over every "
+                                    "iteration); select every iteration")))
         return failure();
     }
     auto collect = [&](Operation *root) {
@@ -462,8 +703,8 @@ struct DeltaRewriter {
       for (func::FuncOp f : entries)
         collect(f);
     } else {
-      for (const Site &s : *sel)
-        collect(s.op);
+      for (const Selected &x : *sel)
+        collect(x.site.op);
     }
     if (biasParams.empty())
       return emitError(deltaLoc()) << "bitfit: the selected layers of model '"
@@ -525,9 +766,7 @@ struct DeltaRewriter {
       else if (kind == "bitfit")
         r = applyBitfit(d);
       else if (kind == "prefix")
-        return emitError(deltaLoc())
-               << "prefix tuning is not implemented yet: it needs attention over "
-                  "per-layer key/value prefixes (lora, adapter and bitfit are)";
+        r = applyPrefix(d);
       else
         return emitError(deltaLoc()) << "unknown delta '" << kind
                                      << "' (lora, adapter, bitfit, prefix)";

@@ -150,6 +150,19 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
         loc, memrefOf(p.getResult().getType()), p.getParamAttr(), layer);
     return success();
   }
+  // Per-iteration deltas (bmb-insert-deltas): table lookups by the layer.
+  if (auto s = dyn_cast<IterationSlotOp>(op)) {
+    buffers[s.getResult()] =
+        b.create<ex::IterationSlotOp>(loc, b.getIndexType(), lookup(s.getIteration()),
+                                      s.getSlotsAttr());
+    return success();
+  }
+  if (auto g = dyn_cast<IterationGateOp>(op)) {
+    Value out = alloc(loc, g.getResult().getType());
+    b.create<ex::IterationGateOp>(loc, lookup(g.getIteration()), g.getSlotsAttr(), out);
+    buffers[g.getResult()] = out;
+    return success();
+  }
   if (auto e = dyn_cast<EmbeddingOp>(op)) {
     Value out = alloc(loc, e.getResult().getType());
     b.create<ex::EmbeddingOp>(loc, lookup(e.getIds()), lookup(e.getWeight()), out,
@@ -289,13 +302,17 @@ LogicalResult EntryLowering::lowerAttention(AttentionOp a) {
   Value kBuf = lookup(a.getKey()), vBuf = lookup(a.getValue());
   Value kCache = kBuf, vCache = vBuf;
   int64_t cap = k.getDimSize(1);
+  // Prefix tuning: the caches hold the P prefix rows before the tokens.
+  int64_t prefixRows = 0;
+  if (a.getPrefixKey())
+    prefixRows = cast<RankedTensorType>(a.getPrefixKey().getType()).getDimSize(0);
   if (a.getCausal() && !train) {
     // The KV cache: one per attention op, in the same order in prefill and
     // decode, so both entries name the same state.
     int64_t width = k.getShape().back();
     scf::ForOp loop = currentLoop;
     std::string name = "kv" + std::to_string(attentionCount++);
-    SmallVector<int64_t> shape = {1, capacity, width};
+    SmallVector<int64_t> shape = {1, prefixRows + capacity, width};
     Value layer;
     if (loop) {
       auto ub = loop.getUpperBound().getDefiningOp<arith::ConstantIndexOp>();
@@ -303,7 +320,7 @@ LogicalResult EntryLowering::lowerAttention(AttentionOp a) {
       layer = loop.getInductionVar();
     }
     auto full = MemRefType::get(shape, k.getElementType());
-    auto slice = MemRefType::get({1, capacity, width}, k.getElementType());
+    auto slice = MemRefType::get({1, prefixRows + capacity, width}, k.getElementType());
     for (const char *part : {".k", ".v"}) {
       std::string sym = name + part;
       if (!SymbolTable::lookupSymbolIn(program, sym)) {
@@ -315,14 +332,26 @@ LogicalResult EntryLowering::lowerAttention(AttentionOp a) {
                                            layer);
       (part[1] == 'k' ? kCache : vCache) = ref;
     }
-    cap = capacity;
-  } else if (!a.getCausal()) {
-    sawBidirectional = true;
+    cap = prefixRows + capacity;
+  } else {
+    sawBidirectional |= !a.getCausal();
+    if (prefixRows > 0) {
+      // No KV cache (training, encoders): caches of the prefix and the
+      // tokens, per sequence.
+      SmallVector<int64_t> shape(k.getShape());
+      shape[1] += prefixRows;
+      kCache = alloc(loc, RankedTensorType::get(shape, k.getElementType()));
+      vCache = alloc(loc, RankedTensorType::get(shape, k.getElementType()));
+      cap = shape[1];
+    }
   }
   Value out = alloc(loc, a.getResult().getType());
   Value mask = a.getMask() ? lookup(a.getMask()) : Value();
-  b.create<ex::AttentionOp>(loc, lookup(a.getQuery()), kBuf, vBuf, kCache, vCache, mask, out,
-                            start, rowsFor(seqDim(a.getQuery())), a.getCausalAttr(),
+  Value pk = a.getPrefixKey() ? lookup(a.getPrefixKey()) : Value();
+  Value pv = a.getPrefixValue() ? lookup(a.getPrefixValue()) : Value();
+  Value gate = a.getPrefixGate() ? lookup(a.getPrefixGate()) : Value();
+  b.create<ex::AttentionOp>(loc, lookup(a.getQuery()), kBuf, vBuf, kCache, vCache, mask, pk, pv,
+                            gate, out, start, rowsFor(seqDim(a.getQuery())), a.getCausalAttr(),
                             a.getHeadsAttr(), a.getKvHeadsAttr(),
                             b.getI64IntegerAttr(headDim), b.getI64IntegerAttr(cap),
                             a.getScaleAttr());

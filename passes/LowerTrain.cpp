@@ -339,9 +339,22 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
     buffers[a.getDkey()] = dk;
     buffers[a.getDvalue()] = dv;
     int64_t width = cast<RankedTensorType>(a.getQuery().getType()).getShape().back();
+    // Prefix tuning: the prefixes' gradients go into their params' (or
+    // fresh zeroed buffers); the kernel writes both.
+    Value pk, pv, dpk, dpv;
+    if (a.getPrefixKey()) {
+      pk = lookup(a.getPrefixKey()), pv = lookup(a.getPrefixValue());
+      for (auto [res, buf] : llvm::zip_equal(a.getDprefix(), std::array<Value *, 2>{&dpk, &dpv})) {
+        *buf = gradOut(res);
+        if (!*buf)
+          *buf = zeroed(loc, res.getType()), buffers[res] = *buf;
+      }
+    }
     b.create<ex::AttentionGradOp>(loc, lookup(a.getGrad()), lookup(a.getQuery()),
                                   lookup(a.getKey()), lookup(a.getValue()),
-                                  a.getMask() ? lookup(a.getMask()) : Value(), dq, dk, dv,
+                                  a.getMask() ? lookup(a.getMask()) : Value(), pk, pv, dpk, dpv,
+                                  a.getPrefixGate() ? lookup(a.getPrefixGate()) : Value(), dq,
+                                  dk, dv,
                                   a.getCausalAttr(), a.getHeadsAttr(), a.getKvHeadsAttr(),
                                   b.getI64IntegerAttr(width / a.getHeads()), a.getScaleAttr());
     return success();

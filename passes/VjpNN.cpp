@@ -87,12 +87,20 @@ LogicalResult vjpRMSNorm(RMSNormOp op, VjpContext &ctx) {
 
 LogicalResult vjpAttention(AttentionOp op, VjpContext &ctx) {
   Value mask = op.getMask() ? ctx.primal(op.getMask()) : Value();
+  // Prefix tuning's key/value prefixes get gradients too (summed over the
+  // batch by the kernel).
+  Value pk = op.getPrefixKey() ? ctx.primal(op.getPrefixKey()) : Value();
+  Value pv = op.getPrefixValue() ? ctx.primal(op.getPrefixValue()) : Value();
+  Value gate = op.getPrefixGate() ? ctx.primal(op.getPrefixGate()) : Value();
   auto g = ctx.builder().create<AttentionGradOp>(
       op.getLoc(), ctx.grad(op.getResult()), ctx.primal(op.getQuery()),
-      ctx.primal(op.getKey()), ctx.primal(op.getValue()), mask,
+      ctx.primal(op.getKey()), ctx.primal(op.getValue()), mask, pk, pv, gate,
       op.getHeadsAttr(), op.getKvHeadsAttr(), op.getCausalAttr(),
       op.getScaleAttr());
-  ctx.addGrads({op.getQuery(), op.getKey(), op.getValue()}, g.getResults());
+  SmallVector<Value> inputs = {op.getQuery(), op.getKey(), op.getValue()};
+  if (pk)
+    inputs.append({op.getPrefixKey(), op.getPrefixValue()});
+  ctx.addGrads(inputs, g.getResults());
   return success();
 }
 

@@ -125,10 +125,17 @@ Result AttentionGradOp::applyShapeRule(Adaptor a) {
   Sig dy = s(a.getGrad()), q = s(a.getQuery()), k = s(a.getKey()),
       v = s(a.getValue());
   const Sig *mask = s.optional(a.getMask());
+  const Sig *pk = s.optional(a.getPrefixKey()), *pv = s.optional(a.getPrefixValue());
+  const Sig *gate = s.optional(a.getPrefixGate());
   const auto &p = a.getProperties();
+  std::vector<Sig> grads = {q, k, v};
+  if (pk && pv)
+    grads.insert(grads.end(), {*pk, *pv});
   return expectGrad(
-      s, attentionRule(s, q, k, v, mask, p.heads, p.kv_heads, p.scale), dy,
-      {q, k, v});
+      s,
+      attentionPrefixRule(s, attentionRule(s, q, k, v, mask, p.heads, p.kv_heads, p.scale), k,
+                          pk, pv, gate),
+      dy, grads);
 }
 
 BMB_RULE_OP(RotaryGradOp)
@@ -260,11 +267,15 @@ static FailureOr<ParamOp> lookupTrainable(Operation *op,
 LogicalResult GradAccumulateOp::verify() {
   if (!(*this)->getParentOfType<ModelOp>())
     return emitOpError("must be nested in a bmb.model");
-  for (auto [j, index] : llvm::enumerate(getIndices()))
-    if (!getInductionVarOwner(index))
+  for (auto [j, index] : llvm::enumerate(getIndices())) {
+    // A per-iteration delta's param: the slot of an iteration.
+    auto slot = index.getDefiningOp<IterationSlotOp>();
+    if (!getInductionVarOwner(slot ? slot.getIteration() : index))
       return emitOpError("index #")
              << j
-             << " is not the induction variable of an enclosing bmb.repeat";
+             << " is not the induction variable of an enclosing bmb.repeat "
+                "(or its bmb.iteration_slot)";
+  }
   return success();
 }
 

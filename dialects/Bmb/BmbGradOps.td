@@ -190,13 +190,15 @@ def Bmb_RMSNormGradOp : Bmb_RuleOp<"rmsnorm_grad"> {
   }];
 }
 
-def Bmb_AttentionGradOp : Bmb_RuleOp<"attention_grad"> {
+def Bmb_AttentionGradOp : Bmb_RuleOp<"attention_grad", [AttrSizedOperandSegments]> {
   let summary = "the gradients of bmb.attention";
   let description = [{
     `dq`, `dk`, `dv` of `bmb.attention %q, %k, %v [, %mask]` with the same
     attributes, from the gradient `grad` of its result. The softmax is
     recomputed from `q` and `k` (no `T x T` buffer is saved). With grouped
-    queries, a kv head's `dk`/`dv` sum over the heads of its group.
+    queries, a kv head's `dk`/`dv` sum over the heads of its group. With
+    `prefix(%pk, %pv)` it also returns the prefixes' gradients (summed over
+    the batch).
 
     ```mlir
     %dq, %dk, %dv = bmb.attention_grad %dy, %q, %k, %v
@@ -208,12 +210,17 @@ def Bmb_AttentionGradOp : Bmb_RuleOp<"attention_grad"> {
   }];
   let arguments = (ins Bmb_Tensor:$grad, Bmb_Tensor:$query, Bmb_Tensor:$key,
                        Bmb_Tensor:$value, Optional<Bmb_Tensor>:$mask,
+                       Optional<Bmb_Tensor>:$prefix_key,
+                       Optional<Bmb_Tensor>:$prefix_value,
+                       Optional<Bmb_Tensor>:$prefix_gate,
                        I64Attr:$heads, I64Attr:$kv_heads, UnitAttr:$causal,
                        F64Attr:$scale);
+  // dprefix: none, or the gradients of prefix_key and prefix_value.
   let results = (outs Bmb_Tensor:$dquery, Bmb_Tensor:$dkey,
-                      Bmb_Tensor:$dvalue);
+                      Bmb_Tensor:$dvalue, Variadic<Bmb_Tensor>:$dprefix);
   let assemblyFormat = [{
-    $grad `,` $query `,` $key `,` $value (`,` $mask^)? attr-dict `:`
+    $grad `,` $query `,` $key `,` $value (`,` $mask^)?
+    (`prefix` `(` $prefix_key^ `,` $prefix_value `)`)? (`gate` $prefix_gate^)? attr-dict `:`
     functional-type(operands, results)
   }];
 }

@@ -130,6 +130,50 @@ def Bmb_ParamGetOp : Bmb_Op<"param_get", [
   let hasVerifier = 1;
 }
 
+def Bmb_IterationSlotOp : Bmb_Op<"iteration_slot", [Pure]> {
+  let summary = "a per-iteration delta's entry for a repeat iteration";
+  let description = [{
+    A delta on some iterations of a rolled `bmb.repeat` (bmb-insert-deltas,
+    DESIGN decision 2) stacks its params over the selected iterations only.
+    `slots[i]` is iteration i's entry in that compact stack, -1 for an
+    iteration without the delta; the result is `max(slots[i], 0)`, so every
+    iteration reads a valid entry and the unselected ones have their
+    contribution zeroed by `bmb.iteration_gate` with the same slots.
+    `bmb.param_get` takes it as the index of such a param.
+
+    ```mlir
+    %s = bmb.iteration_slot %i [-1, 0, 1]
+    %a = bmb.param_get @h.q.lora_a[%s] : tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins Index:$iteration, DenseI64ArrayAttr:$slots);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$iteration $slots attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Entries of the compact stack: the largest slot + 1.
+    int64_t getStackSize();
+  }];
+}
+
+def Bmb_IterationGateOp : Bmb_Op<"iteration_gate", [Pure]> {
+  let summary = "1 for an iteration with the delta, 0 without";
+  let description = [{
+    `slots[i] >= 0 ? 1 : 0` as a one-element float tensor: a per-iteration
+    delta's contribution is multiplied by it (see `bmb.iteration_slot`), so
+    the loop stays rolled and the iterations without the delta compute
+    exactly the backbone (and give the delta params zero gradient).
+
+    ```mlir
+    %g = bmb.iteration_gate %i [-1, 0, 1] : tensor<1xf32>
+    ```
+  }];
+  let arguments = (ins Index:$iteration, DenseI64ArrayAttr:$slots);
+  let results = (outs Bmb_Tensor:$result);
+  let assemblyFormat = "$iteration $slots attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Layer regions
 //===----------------------------------------------------------------------===//

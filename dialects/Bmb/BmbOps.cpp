@@ -211,18 +211,66 @@ RepeatOp mlir::bmb::getInductionVarOwner(Value v) {
   return {};
 }
 
+namespace {
+/// Slots of a per-iteration delta: one per iteration, each -1 or an entry of
+/// the compact stack, which every entry of uses exactly once in order.
+LogicalResult verifySlots(Operation *op, Value iteration, ArrayRef<int64_t> slots) {
+  int64_t next = 0;
+  for (int64_t s : slots) {
+    if (s != -1 && s != next)
+      return op->emitOpError("slots must be -1 or the next entry of the stack (0, 1, ...), got ")
+             << s;
+    next += s != -1;
+  }
+  if (next == 0)
+    return op->emitOpError("no iteration has a slot");
+  RepeatOp owner = getInductionVarOwner(iteration);
+  if (!owner)
+    return op->emitOpError("the iteration is not the induction variable of an enclosing "
+                           "bmb.repeat");
+  if (int64_t(owner.getCount()) != int64_t(slots.size()))
+    return op->emitOpError("has ") << slots.size() << " slots for the " << owner.getCount()
+                                   << " iterations of bmb.repeat '" << owner.getInstance()
+                                   << "'";
+  return success();
+}
+} // namespace
+
+LogicalResult IterationSlotOp::verify() {
+  return verifySlots(*this, getIteration(), getSlots());
+}
+
+int64_t IterationSlotOp::getStackSize() {
+  int64_t n = 0;
+  for (int64_t s : getSlots())
+    n = std::max(n, s + 1);
+  return n;
+}
+
+LogicalResult IterationGateOp::verify() {
+  auto t = cast<RankedTensorType>(getType());
+  if (t.getShape() != ArrayRef<int64_t>{1} || !isa<FloatType>(t.getElementType()))
+    return emitOpError("result must be a one-element float tensor, got ") << t;
+  return verifySlots(*this, getIteration(), getSlots());
+}
+
 LogicalResult ParamGetOp::verify() {
   if (!(*this)->getParentOfType<ModelOp>())
     return emitOpError("must be nested in a bmb.model");
   // Index j selects the iteration of the j-th enclosing repeat, outermost
   // first, so their repeats must nest in that order.
   RepeatOp outer;
-  for (auto [j, index] : llvm::enumerate(getIndices())) {
+  for (auto [j, operand] : llvm::enumerate(getIndices())) {
+    // A per-iteration delta's index: its iteration's slot.
+    Value index = operand;
+    if (auto slot = index.getDefiningOp<IterationSlotOp>())
+      index = slot.getIteration();
     RepeatOp owner = getInductionVarOwner(index);
     if (!owner)
       return emitOpError("index #")
              << j
-             << " is not the induction variable of an enclosing bmb.repeat";
+             << " is not the induction variable of an enclosing bmb.repeat "
+                "(or its bmb.iteration_slot)";
     if (outer && !outer->isProperAncestor(owner))
       return emitOpError("index #")
              << j << " must belong to a bmb.repeat nested in that of index #"
@@ -251,6 +299,14 @@ LogicalResult ParamGetOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
            << (stacked ? "one iteration's slice of " : "the type of ")
            << getParamAttr() << " : " << type;
   for (auto [j, index] : llvm::enumerate(getIndices())) {
+    if (auto slot = index.getDefiningOp<IterationSlotOp>()) {
+      if (slot.getStackSize() != type.getDimSize(j))
+        return emitOpError("index #")
+               << j << " is a slot of a stack of " << slot.getStackSize() << " entries, but "
+               << getParamAttr() << " stacks " << type.getDimSize(j) << " along dimension "
+               << j;
+      continue;
+    }
     RepeatOp owner = getInductionVarOwner(index);
     if (owner && int64_t(owner.getCount()) != type.getDimSize(j))
       return emitOpError("index #")

@@ -60,7 +60,7 @@ public:
 private:
   const char *op;
   std::string message;
-  std::array<shapes::Sig, 2> optionals;
+  std::array<shapes::Sig, 4> optionals;
   unsigned numOptionals = 0;
 };
 
@@ -106,6 +106,26 @@ inline Result attentionRule(const Sigs &s, const shapes::Sig &q,
     return s.fail("scale must be positive and finite, got " +
                   formatReal(scale.getValueAsDouble()));
   return shapes::attention(q, k, v, mask, heads.getInt(), kvHeads.getInt());
+}
+
+/// Prefix tuning's key/value prefixes of an attention (both or neither):
+/// [P, kv width] each, of the key's dtype. An error result, or `forward`.
+inline Result attentionPrefixRule(const Sigs &s, const Result &forward,
+                                  const shapes::Sig &k, const shapes::Sig *pk,
+                                  const shapes::Sig *pv, const shapes::Sig *gate) {
+  if (gate && (!pk || gate->shape != shapes::Shape{1}))
+    return s.fail("a prefix gate must be one element, of an attention with a prefix");
+  if (!forward.ok() || (!pk && !pv))
+    return forward;
+  if (!pk || !pv)
+    return s.fail("prefix needs both a key and a value prefix");
+  for (const shapes::Sig *p : {pk, pv})
+    if (p->shape.size() != 2 || p->dtype != k.dtype || p->shape[1] != k.shape.back() ||
+        !(p->shape == pk->shape))
+      return s.fail("the prefixes must be [P, " + std::to_string(k.shape.back()) +
+                    "] of the key's dtype, got " + shapes::str(*pk) + " and " +
+                    shapes::str(*pv));
+  return forward;
 }
 
 inline Result rotaryRule(const Sigs &s, const shapes::Sig &x,

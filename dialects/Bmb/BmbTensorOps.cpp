@@ -69,8 +69,11 @@ Result AttentionOp::applyShapeRule(Adaptor a) {
   Sigs s("attention");
   shapes::Sig q = s(a.getQuery()), k = s(a.getKey()), v = s(a.getValue());
   const shapes::Sig *mask = s.optional(a.getMask());
+  const shapes::Sig *pk = s.optional(a.getPrefixKey()), *pv = s.optional(a.getPrefixValue());
+  const shapes::Sig *gate = s.optional(a.getPrefixGate());
   const auto &p = a.getProperties();
-  return attentionRule(s, q, k, v, mask, p.heads, p.kv_heads, p.scale);
+  return attentionPrefixRule(s, attentionRule(s, q, k, v, mask, p.heads, p.kv_heads, p.scale),
+                             k, pk, pv, gate);
 }
 
 BMB_RULE_OP(RotaryOp)

@@ -155,7 +155,7 @@ def Bmb_RMSNormOp : Bmb_RuleOp<"rmsnorm"> {
   let assemblyFormat = "$input `,` $weight attr-dict `:` functional-type(operands, results)";
 }
 
-def Bmb_AttentionOp : Bmb_RuleOp<"attention"> {
+def Bmb_AttentionOp : Bmb_RuleOp<"attention", [AttrSizedOperandSegments]> {
   let summary = "multi-head (grouped-query) scaled dot-product attention";
   let description = [{
     `query: [B, T, heads * head_dim]`, `key` and `value`:
@@ -165,6 +165,13 @@ def Bmb_AttentionOp : Bmb_RuleOp<"attention"> {
     positions; `scale` multiplies the logits (1/sqrt(head_dim) unless the
     model says otherwise). The result has the query's shape, heads merged.
 
+    With `prefix(%pk, %pv)` (prefix tuning, bmb-insert-deltas), both
+    `[P, kv_heads * head_dim]`, every sequence's keys and values are
+    `[pk; key]` and `[pv; value]`: every query sees the P prefix positions
+    before its causal window, and the mask (which covers `key` only) never
+    hides them. `gate %g` (a one-element `bmb.iteration_gate`, for a prefix
+    on some iterations of a repeat) turns the prefix off where it is 0.
+
     ```mlir
     %y = bmb.attention %q, %k, %v {causal, heads = 6 : i64, kv_heads = 6 : i64,
                                    scale = 0.17677669529663687 : f64}
@@ -173,13 +180,25 @@ def Bmb_AttentionOp : Bmb_RuleOp<"attention"> {
     ```
   }];
   let arguments = (ins Bmb_Tensor:$query, Bmb_Tensor:$key, Bmb_Tensor:$value,
-                       Optional<Bmb_Tensor>:$mask, I64Attr:$heads,
-                       I64Attr:$kv_heads, UnitAttr:$causal, F64Attr:$scale);
+                       Optional<Bmb_Tensor>:$mask, Optional<Bmb_Tensor>:$prefix_key,
+                       Optional<Bmb_Tensor>:$prefix_value, Optional<Bmb_Tensor>:$prefix_gate,
+                       I64Attr:$heads, I64Attr:$kv_heads, UnitAttr:$causal, F64Attr:$scale);
   let results = (outs Bmb_Tensor:$result);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`,` $mask^)? attr-dict `:`
+    $query `,` $key `,` $value (`,` $mask^)?
+    (`prefix` `(` $prefix_key^ `,` $prefix_value `)`)? (`gate` $prefix_gate^)? attr-dict `:`
     functional-type(operands, results)
   }];
+  // Most attentions have no prefix: the builder without it.
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$query, "::mlir::Value":$key,
+                   "::mlir::Value":$value, "::mlir::Value":$mask, "::mlir::IntegerAttr":$heads,
+                   "::mlir::IntegerAttr":$kv_heads, "::mlir::UnitAttr":$causal,
+                   "::mlir::FloatAttr":$scale), [{
+      build($_builder, $_state, result, query, key, value, mask, ::mlir::Value(),
+            ::mlir::Value(), ::mlir::Value(), heads, kv_heads, causal, scale);
+    }]>
+  ];
 }
 
 def Bmb_RotaryOp : Bmb_RuleOp<"rotary"> {

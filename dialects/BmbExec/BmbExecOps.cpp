@@ -196,6 +196,12 @@ LogicalResult AttentionOp::verify() {
   // leadRows: dividing by an empty cache row crashed the verifier.
   if (leadRows(getKCache().getType()) < capacity)
     return emitOpError("the cache holds fewer than capacity = ") << capacity << " rows";
+  if (!getPrefixK() != !getPrefixV())
+    return emitOpError("needs both prefixes or neither");
+  if (getPrefixK() && (getPrefixK().getType() != getPrefixV().getType() ||
+                       lastDim(getPrefixK().getType()) != kvHeads * headDim ||
+                       cast<MemRefType>(getPrefixK().getType()).getRank() != 2))
+    return emitOpError("the prefixes must be [P, kv_heads x head_dim] of one type");
   return success();
 }
 

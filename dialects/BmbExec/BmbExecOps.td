@@ -384,6 +384,13 @@ def BmbExec_AttentionOp : BmbExec_Op<"attention", [AttrSizedOperandSegments]> {
     attends from each new row over the cached rows. `capacity` is the rows
     per sequence of the caches.
 
+    With `prefix %pk, %pv` (prefix tuning, both `[P, kv width]`) the caches
+    hold the prefix in their first P rows and the tokens after it
+    (bmrt::attention_prefix_forward writes the prefix, then attends from
+    `start + P`); `capacity` counts the P rows, the mask does not. `gate`
+    (one element): where 0 the prefix rows are masked out (a prefix on some
+    iterations of a repeat).
+
     ```mlir
     bmb_exec.attention %q, %k, %v cache %kc, %vc outs(%o) start %start rows %rows
         {causal, heads = 4 : i64, kv_heads = 4 : i64, head_dim = 16 : i64, capacity = 64 : i64, scale = 2.5e-01 : f64}
@@ -391,12 +398,16 @@ def BmbExec_AttentionOp : BmbExec_Op<"attention", [AttrSizedOperandSegments]> {
     ```
   }];
   let arguments = (ins BmbExec_Buffer:$q, BmbExec_Buffer:$k, BmbExec_Buffer:$v, BmbExec_Buffer:$k_cache,
-                       BmbExec_Buffer:$v_cache, Optional<BmbExec_Buffer>:$mask, BmbExec_Buffer:$out,
-                       Index:$start, Optional<Index>:$rows,
+                       BmbExec_Buffer:$v_cache, Optional<BmbExec_Buffer>:$mask,
+                       Optional<BmbExec_Buffer>:$prefix_k, Optional<BmbExec_Buffer>:$prefix_v,
+                       Optional<BmbExec_Buffer>:$prefix_gate,
+                       BmbExec_Buffer:$out, Index:$start, Optional<Index>:$rows,
                        UnitAttr:$causal, I64Attr:$heads, I64Attr:$kv_heads, I64Attr:$head_dim,
                        I64Attr:$capacity, F64Attr:$scale);
   let assemblyFormat = [{
     $q `,` $k `,` $v `cache` $k_cache `,` $v_cache (`mask` $mask^ `:` type($mask))?
+    (`prefix` $prefix_k^ `,` $prefix_v `:` type($prefix_k) `,` type($prefix_v))?
+    (`gate` $prefix_gate^ `:` type($prefix_gate))?
     `outs` `(` $out `)` `start` $start (`rows` $rows^)? attr-dict `:` type($q) `,` type($k)
     `,` type($v) `,` type($k_cache) `,` type($v_cache) `->` type($out)
   }];
@@ -431,6 +442,29 @@ def BmbExec_EmbeddingOp : BmbExec_Op<"embedding"> {
     $ids `,` $table `outs` `(` $out `)` (`rows` $rows^)? attr-dict `:` type($ids) `,`
     type($table) `->` type($out)
   }];
+}
+
+def BmbExec_IterationSlotOp : BmbExec_Op<"iteration_slot", [Pure]> {
+  let summary = "max(slots[i], 0): a per-iteration delta's stack entry (bmb.iteration_slot)";
+  let description = [{
+    ```mlir
+    %s = bmb_exec.iteration_slot %l [-1, 0, 1]
+    ```
+  }];
+  let arguments = (ins Index:$iteration, DenseI64ArrayAttr:$slots);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$iteration $slots attr-dict";
+}
+
+def BmbExec_IterationGateOp : BmbExec_Op<"iteration_gate"> {
+  let summary = "out[0] = slots[i] >= 0 ? 1 : 0 (bmb.iteration_gate)";
+  let description = [{
+    ```mlir
+    bmb_exec.iteration_gate %l [-1, 0, 1] outs(%g) : memref<1xf32>
+    ```
+  }];
+  let arguments = (ins Index:$iteration, DenseI64ArrayAttr:$slots, BmbExec_Buffer:$out);
+  let assemblyFormat = "$iteration $slots `outs` `(` $out `)` attr-dict `:` type($out)";
 }
 
 def BmbExec_PositionsOp : BmbExec_Op<"positions"> {

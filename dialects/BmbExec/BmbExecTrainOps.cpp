@@ -138,6 +138,17 @@ LogicalResult AttentionGradOp::verify() {
   if (getDy().getType() != q || getDq().getType() != q || getDk().getType() != getK().getType() ||
       getDv().getType() != getV().getType())
     return emitOpError("dy and dq must have q's type, dk k's and dv v's");
+  bool anyPrefix = getPrefixK() || getPrefixV() || getDprefixK() || getDprefixV();
+  if (anyPrefix && !(getPrefixK() && getPrefixV() && getDprefixK() && getDprefixV()))
+    return emitOpError("needs both prefixes and both prefix gradients, or none");
+  if (anyPrefix) {
+    Type t = getPrefixK().getType();
+    if (cast<MemRefType>(t).getRank() != 2 || lastDim(t) != kvHeads * headDim ||
+        getPrefixV().getType() != t || getDprefixK().getType() != t ||
+        getDprefixV().getType() != t)
+      return emitOpError("the prefixes and their gradients must be [P, kv_heads x head_dim] "
+                         "of one type");
+  }
   return success();
 }
 

@@ -167,12 +167,15 @@ def BmbExec_NormGradOp : BmbExec_Op<"norm_grad", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
-def BmbExec_AttentionGradOp : BmbExec_Op<"attention_grad"> {
+def BmbExec_AttentionGradOp : BmbExec_Op<"attention_grad", [AttrSizedOperandSegments]> {
   let summary = "attention backward at training shapes (bmrt::attention_backward)";
   let description = [{
     The backward of `bmb_exec.attention` with start 0 and k/v the
     projections themselves (no cache): q, k, v, dy are [batch, rows, ...].
-    Accumulates dq, dk, dv; the softmax is recomputed.
+    Accumulates dq, dk, dv; the softmax is recomputed. With
+    `prefix %pk, %pv grads %dpk, %dpv` (prefix tuning) the keys are
+    `[pk; k]` per sequence (bmrt::attention_prefix_backward) and the
+    prefixes' gradients, summed over the batch, accumulate into dpk, dpv.
 
     ```mlir
     bmb_exec.attention_grad %dy, %q, %k, %v outs(%dq, %dk, %dv)
@@ -183,11 +186,18 @@ def BmbExec_AttentionGradOp : BmbExec_Op<"attention_grad"> {
   }];
   let arguments = (ins BmbExec_Buffer:$dy, BmbExec_Buffer:$q, BmbExec_Buffer:$k,
                        BmbExec_Buffer:$v, Optional<BmbExec_Buffer>:$mask,
+                       Optional<BmbExec_Buffer>:$prefix_k, Optional<BmbExec_Buffer>:$prefix_v,
+                       Optional<BmbExec_Buffer>:$dprefix_k, Optional<BmbExec_Buffer>:$dprefix_v,
+                       Optional<BmbExec_Buffer>:$prefix_gate,
                        BmbExec_Buffer:$dq, BmbExec_Buffer:$dk, BmbExec_Buffer:$dv,
                        UnitAttr:$causal, I64Attr:$heads, I64Attr:$kv_heads, I64Attr:$head_dim,
                        F64Attr:$scale);
   let assemblyFormat = [{
-    $dy `,` $q `,` $k `,` $v (`mask` $mask^ `:` type($mask))? `outs` `(` $dq `,` $dk `,` $dv `)`
+    $dy `,` $q `,` $k `,` $v (`mask` $mask^ `:` type($mask))?
+    (`prefix` $prefix_k^ `,` $prefix_v `grads` $dprefix_k `,` $dprefix_v `:` type($prefix_k) `,`
+     type($prefix_v) `,` type($dprefix_k) `,` type($dprefix_v))?
+    (`gate` $prefix_gate^ `:` type($prefix_gate))?
+    `outs` `(` $dq `,` $dk `,` $dv `)`
     attr-dict `:` type($dy) `,` type($q) `,` type($k) `,` type($v) `->` type($dq) `,`
     type($dk) `,` type($dv)
   }];

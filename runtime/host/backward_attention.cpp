@@ -50,11 +50,11 @@ constexpr int64_t kQueryBlock = 64; // query rows per block (tile height)
 void checkArgs(const AttentionArgs &a) {
   host::checkAttentionHeads("attention_backward", a);
   auto bad = [](const std::string &what) { fail("attention_backward: " + what); };
-  if (a.start != 0)
-    bad("start must be 0 at training shapes (got " + std::to_string(a.start) + ")");
-  if (a.keyMask && a.cacheCapacity < a.rows)
+  if (a.start < 0)
+    bad("start must not be negative (got " + std::to_string(a.start) + ")");
+  if (a.keyMask && a.cacheCapacity < a.start + a.rows)
     bad("the key mask's row length (cacheCapacity " + std::to_string(a.cacheCapacity) +
-        ") is shorter than rows " + std::to_string(a.rows));
+        ") is shorter than start + rows " + std::to_string(a.start + a.rows));
 }
 
 // c[m, n] = alpha op(a) op(b) + beta c, row-major (BLAS, single-threaded
@@ -137,7 +137,10 @@ void attention_backward(Context &ctx, const AttentionArgs &args, T *dq, T *dk, T
   if (args.rows == 0 || (!dq && !dk && !dv))
     return;
   const AttentionArgs a = args;
-  const int64_t hd = a.headDim, R = a.rows, group = a.heads / a.kvHeads;
+  // Query row r is key row S0 + r: keys [0, S0) (prefix tuning's prefix)
+  // are visible to every query.
+  const int64_t hd = a.headDim, R = a.rows, S0 = a.start, NK = S0 + R;
+  const int64_t group = a.heads / a.kvHeads;
   const int64_t ldq = a.qRowStride, ldkv = a.kvRowStride, ldo = a.outRowStride;
   const T scale = T(a.scale);
   const int64_t items = a.batch * a.kvHeads; // (sequence, kv head)
@@ -152,14 +155,14 @@ void attention_backward(Context &ctx, const AttentionArgs &args, T *dq, T *dk, T
 #pragma omp parallel num_threads(threadCount(ctx))
   {
     omp_set_num_threads(1);
-    // S/P then dP/dS of one block of queries, [kQueryBlock, R] each.
-    std::unique_ptr<T[]> scratch(new T[2 * kQueryBlock * R]);
-    T *P = scratch.get(), *dP = P + kQueryBlock * R;
+    // S/P then dP/dS of one block of queries, [kQueryBlock, NK] each.
+    std::unique_ptr<T[]> scratch(new T[2 * kQueryBlock * NK]);
+    T *P = scratch.get(), *dP = P + kQueryBlock * NK;
 
 #pragma omp for schedule(dynamic, 1)
     for (int64_t item = 0; item < items; ++item) {
       const int64_t b = item / a.kvHeads, g = item % a.kvHeads;
-      const T *kb = k + b * a.kvBatchStride + g * hd; // [R, hd], row stride ldkv
+      const T *kb = k + b * a.kvBatchStride + g * hd; // [NK, hd], row stride ldkv
       const T *vb = v + b * a.kvBatchStride + g * hd;
       T *dkb = dk ? dk + b * a.kvBatchStride + g * hd : nullptr;
       T *dvb = dv ? dv + b * a.kvBatchStride + g * hd : nullptr;
@@ -167,7 +170,7 @@ void attention_backward(Context &ctx, const AttentionArgs &args, T *dq, T *dk, T
       for (int64_t h = g * group; h < (g + 1) * group; ++h) {
         for (int64_t blk = 0; blk < blocks; ++blk) {
           const int64_t r0 = blk * kQueryBlock, br = std::min(kQueryBlock, R - r0);
-          const int64_t nk = a.causal ? r0 + br : R; // keys any row of the block sees
+          const int64_t nk = a.causal ? S0 + r0 + br : NK; // keys any row of the block sees
           const T *qi = q + b * a.qBatchStride + r0 * ldq + h * hd;         // [br, hd]
           const T *doi = dout + b * a.outBatchStride + r0 * ldo + h * hd;   // [br, hd]
 
@@ -175,7 +178,7 @@ void attention_backward(Context &ctx, const AttentionArgs &args, T *dq, T *dk, T
           tile(false, true, br, nk, hd, scale, qi, ldq, kb, ldkv, T(0), P, nk);
           bool any = false;
           for (int64_t i = 0; i < br; ++i)
-            any |= softmaxRow(P + i * nk, a.causal ? r0 + i + 1 : R, nk, mask);
+            any |= softmaxRow(P + i * nk, a.causal ? S0 + r0 + i + 1 : NK, nk, mask);
           if (!any)
             continue; // every row of the block is masked out: no gradient
 

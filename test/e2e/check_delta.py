@@ -3,14 +3,16 @@
 
 usage: check_delta.py KIND EXE WORKDIR [INFER_EXE...] [BACKBONE_EXE]
 
-KIND is lora, lora-dropout, adapter, bitfit, serve, serve-adapter or
-serve-bitfit; EXE the train executable of the job e2e_delta_KIND (- as _;
+KIND is lora, lora-dropout, lora-iter, adapter, bitfit, prefix, serve,
+serve-adapter or serve-bitfit; EXE the train executable of the job e2e_delta_KIND (- as _;
 serve: e2e_delta_lora, serve-X: e2e_delta_X) of test/e2e/train_delta.bmb
 (GPT-2 nano, settings in DELTAS below). PEFT is not installed, so the reference is transformers' GPT-2 with
 the delta written out in torch (forward hooks): LoRA adds
 (alpha/r) (x A^T) B^T to the q and v thirds of c_attn; adapters add
 up(gelu_tanh(down(y))) to the outputs of attn and mlp; BitFit trains the
-biases. Every check starts from hf_reference's GPT-2 nano (re-drawn
+biases; prefix tuning passes each layer's prefixes as past_key_values
+([B, heads, P, head_dim], the same leaves for every sequence) with
+position_ids 0..T-1 (the prefix shifts no position; OpenDelta's semantics). Every check starts from hf_reference's GPT-2 nano (re-drawn
 weights) plus delta tensors drawn here (non-zero, so that every delta
 gradient is non-trivial), in one safetensors file: the backbone under its
 Hugging Face names, the deltas under ours (h.attn.q.lora_a, [layers, ...]).
@@ -24,6 +26,8 @@ Hugging Face names, the deltas under ours (h.attn.q.lora_a, [layers, ...]).
      backbone + --load-delta evaluates (--eval-only) exactly as --load of
      the full checkpoint; over another backbone (one weight changed) it is
      refused;
+  lora-iter: 1, 2 and 3 with LoRA on layer 1 of 2 only (`h.1.attn.q`): its
+     tensors stack that layer only ([1, ...]); layer 0 is the backbone's;
   lora-dropout: 1 and 2 with LoRA's input dropout (p 0.1), torch applying
      the masks drawn by check_train.dropout_keep (Philox, ids 0 and 1 for q
      and v, the layer index); 5 straight vs 3 + --resume + 2 steps give
@@ -53,6 +57,13 @@ Hugging Face names, the deltas under ours (h.attn.q.lora_a, [layers, ...]).
   jobs (adapters copied in; BitFit's deltas are backbone biases, restored
   from their pristine copy for none). Every none is bit-identical to the
   backbone job.
+  prefix-iter: 1, 2, 3 and 8 with the prefix on layer 1 of 2 only
+     (`h.1.attn`; layer 0's past_key_values are empty);
+  prefix only:
+  8. INFER_EXE (the infer job with the same prefix) on the checkpoint of 2:
+     the logits of its prefill and of a decode step (the KV cache holds the
+     prefix) equal transformers' with the trained prefixes as
+     past_key_values to 1e-5 relative.
   adapter only:
   6. INFER_EXE (the infer job with the same adapters) on the checkpoint of
      2: the logits of its prefill and of a decode step equal transformers'
@@ -79,8 +90,11 @@ B, T = 4, 64
 DELTAS = {
     "lora": dict(rank=4, alpha=8.0, on=("q", "v")),
     "lora-dropout": dict(rank=4, alpha=8.0, on=("q", "v"), dropout=0.1, ids={"q": 0, "v": 1}),
+    "lora-iter": dict(rank=4, alpha=8.0, on=("q", "v"), layers=(1,)),
     "adapter": dict(dim=8, on=("attn", "mlp")),
     "bitfit": dict(),
+    "prefix": dict(length=4),
+    "prefix-iter": dict(length=4, layers=(1,)),
 }
 THREADS = ["--threads", "2"]
 SEED = 5  # --seed of every run: LoRA dropout's masks
@@ -117,15 +131,20 @@ class Setup:
         n = lambda *shape: rng.normal(0.0, 0.3, shape).astype(np.float32)  # noqa: E731
         out = {}
         if self.kind.startswith("lora"):
+            stack = len(d.get("layers", range(L)))  # per-iteration: the selected layers
             for m in d["on"]:
-                out["h.attn.%s.lora_a" % m] = n(L, d["rank"], D)
-                out["h.attn.%s.lora_b" % m] = n(L, D, d["rank"])
+                out["h.attn.%s.lora_a" % m] = n(stack, d["rank"], D)
+                out["h.attn.%s.lora_b" % m] = n(stack, D, d["rank"])
         elif self.kind == "adapter":
             for m in d["on"]:
                 out["h.%s.adapter.down.w" % m] = n(L, d["dim"], D)
                 out["h.%s.adapter.down.b" % m] = n(L, d["dim"])
                 out["h.%s.adapter.up.w" % m] = n(L, D, d["dim"])
                 out["h.%s.adapter.up.b" % m] = n(L, D)
+        elif self.kind.startswith("prefix"):
+            stack = len(d.get("layers", range(L)))
+            for part in ("key", "value"):
+                out["h.attn.prefix_%s" % part] = n(stack, d["length"], D)
         return out
 
     def batch(self, step):
@@ -156,6 +175,10 @@ def reference(s, deltas):
     d, D = DELTAS[s.kind], s.D
     for i, block in enumerate(model.transformer.h):
         if s.kind.startswith("lora"):
+            layers = list(d.get("layers", range(s.L)))
+            if i not in layers:
+                continue  # a LoRA on some layers only: this one is the backbone's
+            slot = layers.index(i)  # its entry in the tensors stacked over `layers`
             scale = d["alpha"] / d["rank"]
             parts = {m: (leaves["h.attn.%s.lora_a" % m], leaves["h.attn.%s.lora_b" % m])
                      for m in d["on"]}
@@ -166,11 +189,11 @@ def reference(s, deltas):
                     keep = check_train.dropout_keep(SEED, 1, 0, d["ids"][m], i, (B, T, D), p)
                     drop[m] = check_train.FixedMask(keep, p)
 
-            def lora(mod, inputs, out, i=i, parts=parts, scale=scale, drop=drop):
+            def lora(mod, inputs, out, slot=slot, parts=parts, scale=scale, drop=drop):
                 x = inputs[0]
                 q, k, v = out[..., :D], out[..., D:2 * D], out[..., 2 * D:]
                 add = lambda y, m: y if m not in parts else (  # noqa: E731
-                    y + scale * (drop[m](x) @ parts[m][0][i].T) @ parts[m][1][i].T)
+                    y + scale * (drop[m](x) @ parts[m][0][slot].T) @ parts[m][1][slot].T)
                 return torch.cat([add(q, "q"), add(k, "k"), add(v, "v")], dim=-1)
             block.attn.c_attn.register_forward_hook(lora)
         elif s.kind == "adapter":
@@ -184,7 +207,43 @@ def reference(s, deltas):
                     y = y + h @ uw[i].T + ub[i]
                     return (y,) + tuple(out[1:]) if isinstance(out, tuple) else y
                 getattr(block, m).register_forward_hook(adapter)
+        elif s.kind.startswith("prefix"):
+            # GPT-2's causal mask buffer covers n_positions keys; the prefix
+            # adds P: a larger lower triangle (the same mask otherwise).
+            n = s.c["ctx"] + d["length"]
+            block.attn.register_buffer(
+                "bias", torch.tril(torch.ones((n, n), dtype=torch.bool)).view(1, 1, n, n),
+                persistent=False)
     return model, leaves
+
+
+def prefix_past(s, leaves, batch):
+    """Each layer's (key, value) prefixes as past_key_values: [batch, heads,
+    P, head_dim], the same leaves for every sequence; empty (P = 0) for a
+    layer without a prefix."""
+    H = s.c["heads"]
+    layers = list(DELTAS[s.kind].get("layers", range(s.L)))
+    out = []
+    for i in range(s.L):
+        kv = []
+        for part in ("key", "value"):
+            if i not in layers:
+                kv.append(torch.zeros(batch, H, 0, s.D // H))
+                continue
+            x = leaves["h.attn.prefix_%s" % part][layers.index(i)]  # [P, D], heads major
+            P = x.shape[0]
+            kv.append(x.view(P, H, s.D // H).permute(1, 0, 2).unsqueeze(0)
+                      .expand(batch, H, P, s.D // H))
+        out.append(tuple(kv))
+    return tuple(out)
+
+
+def prefix_logits(s, model, leaves, tokens):
+    """The logits of `tokens` [batch, T] with the prefixes (positions 0..T-1)."""
+    batch, t = tokens.shape
+    pos = torch.arange(t).unsqueeze(0).expand(batch, t)
+    return model(input_ids=tokens, past_key_values=prefix_past(s, leaves, batch),
+                 position_ids=pos).logits
 
 
 def is_norm_weight(model, p):
@@ -199,7 +258,12 @@ def check_step(fails, s, exe):
         return
     model, leaves = reference(s, s.deltas)
     tokens, targets = s.batch(0)
-    loss = check_train.torch_loss(model, tokens, targets)
+    if s.kind.startswith("prefix"):
+        logits = prefix_logits(s, model, leaves, tokens)
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                                 targets.reshape(-1))
+    else:
+        loss = check_train.torch_loss(model, tokens, targets)
     loss.backward()
     ours_loss = check_train.logged(log)[0]["loss"]
     err = abs(ours_loss - float(loss)) / abs(float(loss))
@@ -413,6 +477,26 @@ def check_adapter_infer(fails, s, ckpt, infer_exe):
     fails.check(err <= 1e-5, "adapter inference logits differ (rel %.2e)" % err)
 
 
+def check_prefix_infer(fails, s, ckpt, infer_exe):
+    tensors = check_train.load_safetensors(os.path.join(ckpt, "model.safetensors"))
+    trained = {k: tensors[k] for k in s.deltas}
+    model, leaves = reference(s, trained)
+    model.eval()
+    prompt = s.ids[:16]
+    with torch.no_grad():
+        first = prefix_logits(s, model, leaves, torch.tensor([prompt]))[0, -1]
+        nxt = prompt + [int(first.argmax())]
+        second = prefix_logits(s, model, leaves, torch.tensor([nxt]))[0, -1]
+    ref = torch.cat([first, second]).double().numpy()
+    ours = infer_logits(fails, s, infer_exe, ["--load", ckpt], prompt, "prefix", steps=2)
+    if ours is None:
+        return
+    err = harness.rel_err(ours, ref)
+    print("prefix inference (prefill and a decode step over the KV cache) vs transformers "
+          "with the trained prefixes as past_key_values: rel %.2e" % err)
+    fails.check(err <= 1e-5, "prefix inference logits differ (rel %.2e)" % err)
+
+
 # serve modes: the delta kind, and the labels of the infer executables given.
 SERVE = {"serve": ("lora", ["merged", "unmerged"]), "serve-adapter": ("adapter", ["adapter"]),
          "serve-bitfit": ("bitfit", ["bitfit"])}
@@ -589,6 +673,8 @@ def main(argv):
         check_delta_checkpoint(fails, s, exe, ckpt)
     if kind == "adapter" and ckpt and len(argv) > 3:
         check_adapter_infer(fails, s, ckpt, argv[3])
+    if kind.startswith("prefix") and ckpt and len(argv) > 3:
+        check_prefix_infer(fails, s, ckpt, argv[3])
     if kind == "lora":
         check_fresh_lora(fails, s, exe)
         if ckpt and len(argv) > 4:

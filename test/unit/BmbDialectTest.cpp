@@ -199,7 +199,9 @@ private:
         Value k = linear("h.attn", "k", v[0], v[1], d);
         Value vv = linear("h.attn", "v", v[0], v[1], d);
         Value y = b.create<AttentionOp>(
-            loc, q, k, vv, /*mask=*/Value(), c.heads, c.heads, /*causal=*/true,
+            loc, q, k, vv, /*mask=*/Value(), /*prefix_key=*/Value(), /*prefix_value=*/Value(),
+            /*prefix_gate=*/Value(),
+            c.heads, c.heads, /*causal=*/true,
             llvm::APFloat(1.0 / std::sqrt(double(hd))));
         return linear("h.attn", "o", v[0], y, d);
       });

@@ -72,6 +72,19 @@ template <class T>
 void attention_forward(Context &ctx, const AttentionArgs &args, T *out, const T *q,
                        const T *k, const T *v, T *k_cache, T *v_cache);
 
+/// Prefix tuning's attention: writes pk/pv ([P, kvHeads*headDim], P =
+/// prefixRows) into rows [0, P) of every sequence's k_cache/v_cache, then
+/// runs attention_forward with the tokens at cache rows P + start + r, so
+/// every query sees the P prefix rows before its causal window.
+/// args.cacheCapacity counts the P rows; args.keyMask, if any, covers the
+/// tokens only ([batch, cacheCapacity - P]): the prefix is never masked.
+/// gate (one element, or null = 1): where gate[0] == 0 the prefix rows are
+/// masked out instead (a layer of a repeat without the prefix).
+template <class T>
+void attention_prefix_forward(Context &ctx, const AttentionArgs &args, int64_t prefixRows,
+                              const T *pk, const T *pv, const T *gate, T *out, const T *q,
+                              const T *k, const T *v, T *k_cache, T *v_cache);
+
 /// out = (x - mean) / sqrt(var + eps) * w + b, per row of C (b may be null).
 template <class T>
 void layernorm_forward(Context &ctx, T *out, const T *x, const T *w, const T *b,

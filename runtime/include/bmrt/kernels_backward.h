@@ -136,11 +136,13 @@ void rmsnorm_backward(Context &ctx, T *dx, T *dw, const T *dout, const T *x, con
 // Attention
 //===----------------------------------------------------------------------===//
 
-/// Backward of attention_forward at training shapes: args.start must be 0
-/// and k/v are the projections themselves (no cache): key j of sequence b,
+/// Backward of attention_forward at training shapes: query row r is key row
+/// args.start + r (start > 0: keys [0, start) are seen by every query, as
+/// prefix tuning's prefix) and k/v hold start + rows rows (no cache): key j
+/// of sequence b,
 /// kv head g is k[b * kvBatchStride + j * kvRowStride + g * headDim ...].
 /// Same masking as the forward (causal or bidirectional, keyMask
-/// [batch, cacheCapacity] with 0 = padding, cacheCapacity >= rows being only
+/// [batch, cacheCapacity] with 0 = padding, cacheCapacity >= start+rows only
 /// the mask's row length here), same GQA mapping; dk/dv of a kv head sum over
 /// the heads of its group. A query row with no visible key gets no gradient.
 ///   dq   uses q's strides   (qRowStride, qBatchStride)      accumulated
@@ -155,6 +157,21 @@ void rmsnorm_backward(Context &ctx, T *dx, T *dw, const T *dout, const T *x, con
 template <class T>
 void attention_backward(Context &ctx, const AttentionArgs &args, T *dq, T *dk, T *dv,
                         const T *dout, const T *q, const T *k, const T *v);
+
+/// Backward of attention_prefix_forward at training shapes (args.start 0,
+/// args.cacheCapacity = rows; k/v/dk/dv with args' strides): the keys of
+/// sequence b are [pk; k[b]] and its values [pv; v[b]], P = prefixRows rows
+/// of prefix seen by every query, never masked (keyMask [batch, rows] covers
+/// the tokens). dq, dk, dv accumulated as attention_backward's; dpk, dpv
+/// [P, kvHeads*headDim] accumulate the prefixes' gradients summed over the
+/// batch (in batch order). gate as attention_prefix_forward's (where 0 the
+/// prefix is masked out and dpk, dpv get nothing). Scratch: four
+/// [batch, P+rows, kv width] buffers.
+template <class T>
+void attention_prefix_backward(Context &ctx, const AttentionArgs &args, int64_t prefixRows,
+                               const T *pk, const T *pv, const T *gate, T *dpk, T *dpv, T *dq,
+                               T *dk, T *dv, const T *dout, const T *q, const T *k,
+                               const T *v);
 
 //===----------------------------------------------------------------------===//
 // Row ops

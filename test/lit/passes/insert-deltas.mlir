@@ -1,5 +1,5 @@
-// bmb-insert-deltas: LoRA, adapters and BitFit as rewrites of @forward, and
-// freezing by selector.
+// bmb-insert-deltas: LoRA, adapters, BitFit and prefixes as rewrites of
+// @forward, and freezing by selector.
 // RUN: bmb-opt %s -split-input-file --bmb-insert-deltas | FileCheck %s
 
 // LoRA on the Linear "q" inside the rolled repeat "h": two params stacked
@@ -277,3 +277,114 @@ bmb.model @Both layer "M" {
   }
 }
 bmb.job @t train for @Both {batch = 2 : i64, seq = 4 : i64, delta = [{kind = "lora", rank = 2 : i64, on = "*", exclude = "p"}, {kind = "bitfit"}]}
+
+// -----
+
+// Prefix tuning inside the rolled repeat "h": key and value prefixes
+// [P, kv width] stacked per iteration, read with the iteration index (threaded
+// into the attention's layer) as the attention's prefix operands; everything
+// else is frozen.
+// CHECK-LABEL: bmb.model @Prefix
+// CHECK:      bmb.param @h.o.w : tensor<2x8x8xf32> init normal(0.02) frozen stacked 1
+// CHECK-NEXT: bmb.param @h.attn.prefix_key : tensor<2x3x8xf32> init normal(0.02) stacked 1 {bmb.delta}
+// CHECK-NEXT: bmb.param @h.attn.prefix_value : tensor<2x3x8xf32> init normal(0.02) stacked 1 {bmb.delta}
+// CHECK:      bmb.layer "attn" layer "Attention" (%{{.*}}, %[[I:.*]]) : (tensor<2x4x8xf32>, index) -> tensor<2x4x8xf32> {
+// CHECK-NEXT: ^bb0(%[[V:.*]]: tensor<2x4x8xf32>, %[[J:.*]]: index):
+// CHECK-NEXT:   %[[PK:.*]] = bmb.param_get @h.attn.prefix_key[%[[J]]] : tensor<3x8xf32>
+// CHECK-NEXT:   %[[PV:.*]] = bmb.param_get @h.attn.prefix_value[%[[J]]] : tensor<3x8xf32>
+// CHECK-NEXT:   bmb.attention %[[V]], %[[V]], %[[V]] prefix(%[[PK]], %[[PV]]) {causal, heads = 2 : i64, kv_heads = 2 : i64, scale = 5.000000e-01 : f64} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<2x4x8xf32>
+bmb.model @Prefix layer "M" {
+  bmb.param @h.o.w : tensor<2x8x8xf32> init normal(0.02) stacked 1
+  func.func @forward(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    %y = bmb.repeat 2 "h" layer "Blk" iter(%x) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    ^bb0(%i: index, %a: tensor<2x4x8xf32>):
+      %t = bmb.layer "attn" layer "Attention" (%a) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+      ^bb0(%v: tensor<2x4x8xf32>):
+        %r = bmb.attention %v, %v, %v {causal, heads = 2 : i64, kv_heads = 2 : i64, scale = 0.5 : f64} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+        bmb.yield %r : tensor<2x4x8xf32>
+      }
+      %o = bmb.layer "o" layer "Linear" (%t, %i) : (tensor<2x4x8xf32>, index) -> tensor<2x4x8xf32> {
+      ^bb0(%v: tensor<2x4x8xf32>, %j: index):
+        %w = bmb.param_get @h.o.w[%j] : tensor<8x8xf32>
+        %r = bmb.linear %v, %w : (tensor<2x4x8xf32>, tensor<8x8xf32>) -> tensor<2x4x8xf32>
+        bmb.yield %r : tensor<2x4x8xf32>
+      }
+      bmb.yield %o : tensor<2x4x8xf32>
+    }
+    return %y : tensor<2x4x8xf32>
+  }
+}
+bmb.job @t train for @Prefix {batch = 2 : i64, seq = 4 : i64, delta = {kind = "prefix", length = 3 : i64}}
+
+// -----
+
+// LoRA on iteration 1 of 2 only (and an adapter on iterations {0}): params
+// stacked over the selected iterations, read at the iteration's slot, the
+// delta's output gated to 0 on the other iterations; the loop stays rolled.
+// CHECK-LABEL: bmb.model @PerIteration
+// CHECK:      bmb.param @h.q.lora_a : tensor<1x2x8xf32> {{.*}} stacked 1 {bmb.delta}
+// CHECK-NEXT: bmb.param @h.q.lora_b : tensor<1x8x2xf32> init zeros stacked 1 {bmb.delta}
+// CHECK-NEXT: bmb.param @h.q.adapter.down.w : tensor<1x2x8xf32>
+// CHECK:      bmb.repeat 2 "h"
+// CHECK:      ^bb0(%[[X:.*]]: tensor<2x4x8xf32>, %[[J:.*]]: index):
+// CHECK:        %[[R:.*]] = bmb.linear %[[X]], %{{.*}}, %{{.*}} :
+// CHECK-NEXT:   %[[S:.*]] = bmb.iteration_slot %[[J]] [-1, 0]
+// CHECK-NEXT:   %[[A:.*]] = bmb.param_get @h.q.lora_a[%[[S]]] : tensor<2x8xf32>
+// CHECK-NEXT:   %[[B:.*]] = bmb.param_get @h.q.lora_b[%[[S]]] : tensor<8x2xf32>
+// CHECK-NEXT:   %[[H:.*]] = bmb.linear %[[X]], %[[A]]
+// CHECK-NEXT:   %[[D:.*]] = bmb.linear %[[H]], %[[B]]
+// CHECK-NEXT:   %[[SC:.*]] = bmb.scale %[[D]] {factor = 2.000000e+00 : f64}
+// CHECK-NEXT:   %[[G:.*]] = bmb.iteration_gate %[[J]] [-1, 0] : tensor<1xf32>
+// CHECK-NEXT:   %[[DG:.*]] = bmb.mul %[[SC]], %[[G]] : (tensor<2x4x8xf32>, tensor<1xf32>) -> tensor<2x4x8xf32>
+// CHECK-NEXT:   %[[Y:.*]] = bmb.add %[[R]], %[[DG]]
+// The adapter after the layer: slot and gate [0, -1].
+// CHECK:        bmb.iteration_slot %[[J]] [0, -1]
+// CHECK:        bmb.iteration_gate %[[J]] [0, -1] : tensor<1xf32>
+// CHECK:      return
+bmb.model @PerIteration layer "M" {
+  bmb.param @h.q.w : tensor<2x8x8xf32> init normal(0.02) stacked 1
+  bmb.param @h.q.b : tensor<2x8xf32> init zeros stacked 1
+  func.func @forward(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    %y = bmb.repeat 2 "h" layer "Blk" iter(%x) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    ^bb0(%i: index, %a: tensor<2x4x8xf32>):
+      %q = bmb.layer "q" layer "Linear" (%a, %i) : (tensor<2x4x8xf32>, index) -> tensor<2x4x8xf32> {
+      ^bb0(%v: tensor<2x4x8xf32>, %j: index):
+        %w = bmb.param_get @h.q.w[%j] : tensor<8x8xf32>
+        %b = bmb.param_get @h.q.b[%j] : tensor<8xf32>
+        %r = bmb.linear %v, %w, %b : (tensor<2x4x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
+        bmb.yield %r : tensor<2x4x8xf32>
+      }
+      bmb.yield %q : tensor<2x4x8xf32>
+    }
+    return %y : tensor<2x4x8xf32>
+  }
+}
+bmb.job @t train for @PerIteration {batch = 2 : i64, seq = 4 : i64, delta = [{kind = "lora", rank = 2 : i64, alpha = 4.0 : f64, on = ["h.1.q"]}, {kind = "adapter", dim = 2 : i64, on = ["h.q"], exclude = ["h.1.q"]}]}
+
+// -----
+
+// A prefix on iteration 0 of 2: stacked over that iteration only, read at its
+// slot, and gated (masked out on iteration 1).
+// CHECK-LABEL: bmb.model @PrefixSome
+// CHECK:      bmb.param @h.attn.prefix_key : tensor<1x3x8xf32> init normal(0.02) stacked 1 {bmb.delta}
+// CHECK:      ^bb0(%[[V:.*]]: tensor<2x4x8xf32>, %[[J:.*]]: index):
+// CHECK-NEXT:   %[[S:.*]] = bmb.iteration_slot %[[J]] [0, -1]
+// CHECK-NEXT:   %[[G:.*]] = bmb.iteration_gate %[[J]] [0, -1] : tensor<1xf32>
+// CHECK-NEXT:   %[[PK:.*]] = bmb.param_get @h.attn.prefix_key[%[[S]]] : tensor<3x8xf32>
+// CHECK-NEXT:   %[[PV:.*]] = bmb.param_get @h.attn.prefix_value[%[[S]]] : tensor<3x8xf32>
+// CHECK-NEXT:   bmb.attention %[[V]], %[[V]], %[[V]] prefix(%[[PK]], %[[PV]]) gate %[[G]] {causal
+bmb.model @PrefixSome layer "M" {
+  func.func @forward(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    %y = bmb.repeat 2 "h" layer "Blk" iter(%x) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    ^bb0(%i: index, %a: tensor<2x4x8xf32>):
+      %t = bmb.layer "attn" layer "Attention" (%a) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+      ^bb0(%v: tensor<2x4x8xf32>):
+        %r = bmb.attention %v, %v, %v {causal, heads = 2 : i64, kv_heads = 2 : i64, scale = 0.5 : f64} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+        bmb.yield %r : tensor<2x4x8xf32>
+      }
+      bmb.yield %t : tensor<2x4x8xf32>
+    }
+    return %y : tensor<2x4x8xf32>
+  }
+}
+bmb.job @t train for @PrefixSome {batch = 2 : i64, seq = 4 : i64, delta = {kind = "prefix", length = 3 : i64, on = ["h.0.attn"]}}

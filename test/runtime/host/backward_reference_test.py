@@ -38,6 +38,10 @@ def load(path):
         "bwd_act_backward": [INT, P, P, P, I64, INT, INT, P, INT],
         "bwd_attention_forward": [INT, P, F32, P, P, P, P, P, INT, P, INT],
         "bwd_attention_backward": [INT, P, F32, P, P, P, P, P, P, P, P, INT, P, INT],
+        "bwd_attention_prefix_forward": [INT, P, F32, P, I64, P, P, P, P, P, P, P, INT, P,
+                                         INT],
+        "bwd_attention_prefix_backward": [INT, P, F32, P, I64, P, P, P, P, P, P, P, P, P, P,
+                                          P, P, INT, P, INT],
         "bwd_softmax_backward": [INT, P, P, P, I64, I64, INT, P, INT],
         "bwd_rotary_backward": [INT, P, P, P, I64, I64, I64, I64, F32, INT, P, INT],
         "bwd_embedding_forward": [INT, P, P, P, I64, I64, I64, INT, P, INT],
@@ -410,10 +414,53 @@ def test_attention():
             attention_case(1, rng, "FD causal MHA", 1, 6, 2, 2, 4, True, fd=True)
         a = Attn(dt, rng, 1, 4, 2, 2, 4, True, None, False)
         try:
-            a.backward(start=2)
-            expect("attention_backward with start 2 fails", False)
+            a.backward(start=-1)
+            expect("attention_backward with start -1 fails", False)
         except RuntimeError as e:
-            expect(f"attention_backward with start 2 fails: '{e}'", "start" in str(e))
+            expect(f"attention_backward with start -1 fails: '{e}'", "start" in str(e))
+        for on in (True, False):
+            prefix_case(dt, rng, on, mask)
+
+
+def prefix_case(dt, rng, on, mask):
+    """attention_prefix_forward/_backward (prefix tuning: keys [pk; k] per
+    sequence, the prefix seen by every query and never masked; gated off:
+    masked out) against torch autograd over the concatenated keys; the
+    backward runs attention_backward with start = P."""
+    B, T, heads, kv_heads, hd, P = 2, 10, 4, 2, 8, 3
+    qw, kw = heads * hd, kv_heads * hd
+    scale = float(np.float32(1.0 / np.sqrt(hd)))
+    q, k, v = rand(rng, dt, B, T, qw), rand(rng, dt, B, T, kw), rand(rng, dt, B, T, kw)
+    pk, pv = rand(rng, dt, P, kw), rand(rng, dt, P, kw)
+    dout = rand(rng, dt, B, T, qw)
+    gate = np.array([1.0 if on else 0.0], DTYPES[dt])
+    m = np.ascontiguousarray(mask, dtype=np.int32)
+    ia = (I64 * 14)(B, T, heads, kv_heads, hd, qw, T * qw, kw, T * kw, qw, T * qw, T, 0, 1)
+    out = np.zeros_like(dout)
+    call(LIB.bwd_attention_prefix_forward, dt, ia, scale, ptr(m), P, ptr(pk), ptr(pv),
+         ptr(gate), ptr(out), ptr(q), ptr(k), ptr(v), 2)
+    grads = [np.zeros_like(a) for a in (pk, pv, q, k, v)]
+    call(LIB.bwd_attention_prefix_backward, dt, ia, scale, ptr(m), P, ptr(pk), ptr(pv),
+         ptr(gate), *(ptr(g) for g in grads), ptr(dout), ptr(q), ptr(k), ptr(v), 2)
+    tq, tk, tv, tpk, tpv = (t64(a) for a in (q, k, v, pk, pv))
+    group = heads // kv_heads
+    K = torch.cat([tpk.expand(B, P, kw), tk], 1)
+    V = torch.cat([tpv.expand(B, P, kw), tv], 1)
+    qh = tq.reshape(B, T, heads, hd).transpose(1, 2)
+    kh = K.reshape(B, P + T, kv_heads, hd).transpose(1, 2).repeat_interleave(group, dim=1)
+    vh = V.reshape(B, P + T, kv_heads, hd).transpose(1, 2).repeat_interleave(group, dim=1)
+    s = qh @ kh.transpose(-1, -2) * scale
+    tok = (torch.arange(T)[None, :] <= torch.arange(T)[:, None])[None, None] & \
+        (torch.as_tensor(m) != 0)[:, None, None, :]
+    allowed = torch.cat([torch.full((B, 1, T, P), on), tok], -1)
+    any_key = allowed.any(-1, keepdim=True)
+    s = torch.where(any_key, s.masked_fill(~allowed, float("-inf")), torch.zeros_like(s))
+    ref_out = ((torch.softmax(s, -1) * any_key) @ vh).transpose(1, 2).reshape(B, T, qw)
+    name = f"attention prefix ({'on' if on else 'gated off'}, masked)"
+    check_dt(f"{name}: forward vs torch", out, ref_out.detach().numpy(), dt)
+    ref = autograd(ref_out, [tpk, tpv, tq, tk, tv], dout)
+    for n, g, r in zip(("dpk", "dpv", "dq", "dk", "dv"), grads, ref):
+        check_dt(f"{name}: {n} vs autograd", g, r, dt)
 
 
 # -------------------------------------------------------------------- rowops

@@ -125,6 +125,47 @@ int bwd_attention_backward(int dtype, const int64_t *iargs, float scale,
   });
 }
 
+// Prefix tuning's attention (attention_prefix.cpp): separate q/k/v/out of
+// [B, rows, width] (iargs as attentionArgs, cacheCapacity = rows, start 0),
+// prefixes pk/pv [P, kv width]; gate may be null.
+int bwd_attention_prefix_forward(int dtype, const int64_t *iargs, float scale,
+                                 const int32_t *keyMask, int64_t P, const void *pk,
+                                 const void *pv, const void *gate, void *out, const void *q,
+                                 const void *k, const void *v, int threads, char *err,
+                                 int errLen) {
+  return guarded(err, errLen, [&] {
+    AttentionArgs a = attentionArgs(iargs, scale, keyMask);
+    a.cacheCapacity += P; // the caches hold the prefix rows too
+    Context ctx = makeContext(threads);
+    byDtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      std::vector<T> kc(a.batch * a.cacheCapacity * a.kvHeads * a.headDim);
+      std::vector<T> vc(kc.size());
+      attention_prefix_forward<T>(ctx, a, P, (const T *)pk, (const T *)pv, (const T *)gate,
+                                  (T *)out, (const T *)q, (const T *)k, (const T *)v,
+                                  kc.data(), vc.data());
+    });
+  });
+}
+
+int bwd_attention_prefix_backward(int dtype, const int64_t *iargs, float scale,
+                                  const int32_t *keyMask, int64_t P, const void *pk,
+                                  const void *pv, const void *gate, void *dpk, void *dpv,
+                                  void *dq, void *dk, void *dv, const void *dout,
+                                  const void *q, const void *k, const void *v, int threads,
+                                  char *err, int errLen) {
+  return guarded(err, errLen, [&] {
+    AttentionArgs a = attentionArgs(iargs, scale, keyMask);
+    Context ctx = makeContext(threads);
+    byDtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      attention_prefix_backward<T>(ctx, a, P, (const T *)pk, (const T *)pv, (const T *)gate,
+                                   (T *)dpk, (T *)dpv, (T *)dq, (T *)dk, (T *)dv,
+                                   (const T *)dout, (const T *)q, (const T *)k, (const T *)v);
+    });
+  });
+}
+
 int bwd_softmax_backward(int dtype, void *dx, const void *out, const void *dout,
                          int64_t rows, int64_t C, int threads, char *err, int errLen) {
   return guarded(err, errLen, [&] {

@@ -967,3 +967,56 @@ bmb.model @M layer "M" {
     return
   }
 }
+
+// -----
+
+func.func @attention_prefix_shape(%x: tensor<2x4x8xf32>, %p: tensor<3x4xf32>) {
+  // expected-error @+1 {{attention: the prefixes must be [P, 8] of the key's dtype, got f32[3, 4] and f32[3, 4]}}
+  %r = bmb.attention %x, %x, %x prefix(%p, %p) {causal, heads = 2 : i64, kv_heads = 2 : i64, scale = 0.5 : f64}
+      : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  func.func @forward(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    %y = bmb.repeat 2 "h" layer "Blk" iter(%x) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    ^bb0(%i: index, %a: tensor<2x4x8xf32>):
+      // expected-error @+1 {{'bmb.iteration_slot' op has 3 slots for the 2 iterations of bmb.repeat 'h'}}
+      %s = bmb.iteration_slot %i [0, -1, 1]
+      bmb.yield %a : tensor<2x4x8xf32>
+    }
+    return %y : tensor<2x4x8xf32>
+  }
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  func.func @forward(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    %y = bmb.repeat 2 "h" layer "Blk" iter(%x) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    ^bb0(%i: index, %a: tensor<2x4x8xf32>):
+      // expected-error @+1 {{'bmb.iteration_gate' op slots must be -1 or the next entry of the stack (0, 1, ...), got 1}}
+      %g = bmb.iteration_gate %i [1, -1] : tensor<1xf32>
+      bmb.yield %a : tensor<2x4x8xf32>
+    }
+    return %y : tensor<2x4x8xf32>
+  }
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<2x8xf32> init ones stacked 1
+  func.func @forward(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    %y = bmb.repeat 2 "h" layer "Blk" iter(%x) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    ^bb0(%i: index, %a: tensor<2x4x8xf32>):
+      %s = bmb.iteration_slot %i [-1, 0]
+      // expected-error @+1 {{'bmb.param_get' op index #0 is a slot of a stack of 1 entries, but @w stacks 2 along dimension 0}}
+      %w = bmb.param_get @w[%s] : tensor<8xf32>
+      bmb.yield %a : tensor<2x4x8xf32>
+    }
+    return %y : tensor<2x4x8xf32>
+  }
+}

@@ -184,3 +184,30 @@ bmb.template @nli "{text_a: fixed} {soft: 'so'} {meta: title, shortenable} {mask
 bmb.verbalizer @yn labels ["no", "yes"] words [["no"], ["yes"]] {reduce = "max", soft, calibrate}
 // CHECK: bmb.recipe @cook [{on = ["*.mlp.*.w"], pattern = "2:4", verb = "prune"}, {qat = true, to = "int8", verb = "quantize"}]
 bmb.recipe @cook [{verb = "prune", pattern = "2:4", on = ["*.mlp.*.w"]}, {verb = "quantize", to = "int8", qat = true}]
+
+// Prefix tuning's attention operands and a per-iteration delta's slot and
+// gate (bmb-insert-deltas).
+// CHECK-LABEL: bmb.model @Deltas layer "D"
+bmb.model @Deltas layer "D" {
+  bmb.param @h.attn.prefix_key : tensor<1x3x8xf32> init normal(0.02) stacked 1
+  func.func @forward(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    %y = bmb.repeat 2 "h" layer "Blk" iter(%x) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    ^bb0(%i: index, %a: tensor<2x4x8xf32>):
+      // CHECK: %[[S:.*]] = bmb.iteration_slot %{{.*}} [-1, 0]
+      %s = bmb.iteration_slot %i [-1, 0]
+      // CHECK: %[[G:.*]] = bmb.iteration_gate %{{.*}} [-1, 0] : tensor<1xf32>
+      %g = bmb.iteration_gate %i [-1, 0] : tensor<1xf32>
+      // CHECK: bmb.param_get @h.attn.prefix_key[%[[S]]] : tensor<3x8xf32>
+      %pk = bmb.param_get @h.attn.prefix_key[%s] : tensor<3x8xf32>
+      // CHECK: bmb.attention %{{.*}}, %{{.*}}, %{{.*}} prefix(%{{.*}}, %{{.*}}) gate %[[G]] {causal
+      %r = bmb.attention %a, %a, %a prefix(%pk, %pk) gate %g {causal, heads = 2 : i64, kv_heads = 2 : i64, scale = 0.5 : f64}
+          : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<1xf32>) -> tensor<2x4x8xf32>
+      // CHECK: bmb.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} prefix(%{{.*}}, %{{.*}}) {causal
+      %dq, %dk, %dv, %dpk, %dpv = bmb.attention_grad %r, %a, %a, %a prefix(%pk, %pk) {causal, heads = 2 : i64, kv_heads = 2 : i64, scale = 0.5 : f64}
+          : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>)
+          -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>)
+      bmb.yield %r : tensor<2x4x8xf32>
+    }
+    return %y : tensor<2x4x8xf32>
+  }
+}

@@ -456,3 +456,11 @@ bmb_exec.program @p {
   // expected-error @+1 {{'bmb_exec.param' op attribute 'type' failed to satisfy constraint: type attribute of statically shaped memref of any type values}}
   bmb_exec.param @w : memref<?xf32>
 }
+
+// -----
+
+func.func @attention_prefix(%q: memref<1x8x64xf32>, %p: memref<4x32xf32>, %s: index) {
+  // expected-error @+1 {{'bmb_exec.attention' op the prefixes must be [P, kv_heads x head_dim] of one type}}
+  bmb_exec.attention %q, %q, %q cache %q, %q prefix %p, %p : memref<4x32xf32>, memref<4x32xf32> outs(%q) start %s {heads = 4 : i64, kv_heads = 4 : i64, head_dim = 16 : i64, capacity = 8 : i64, scale = 0.25 : f64} : memref<1x8x64xf32>, memref<1x8x64xf32>, memref<1x8x64xf32>, memref<1x8x64xf32>, memref<1x8x64xf32> -> memref<1x8x64xf32>
+  return
+}

@@ -101,6 +101,16 @@ bmb_exec.program @chat attributes {kind = "causal_lm", model = "Nano", ctx = 64 
       // CHECK: bmb_exec.attention %{{.*}}, %{{.*}}, %{{.*}} cache %[[KC]], %[[VC]] outs(%{{.*}}) start %[[START]] rows %[[ROWS]] {capacity = 64 : i64, causal, head_dim = 16 : i64, heads = 4 : i64, kv_heads = 2 : i64, scale = 2.500000e-01 : f64} : memref<1x64x64xf32>, memref<1x64x32xf32>, memref<1x64x32xf32>, memref<1x64x32xf32>, memref<1x64x32xf32> -> memref<1x64x64xf32>
       %k = bmb_exec.alloc : memref<1x64x32xf32>
       bmb_exec.attention %n, %k, %k cache %kc, %vc outs(%o) start %start rows %rows {causal, heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, capacity = 64 : i64, scale = 0.25 : f64} : memref<1x64x64xf32>, memref<1x64x32xf32>, memref<1x64x32xf32>, memref<1x64x32xf32>, memref<1x64x32xf32> -> memref<1x64x64xf32>
+      // Prefix tuning: 4 prefix rows in the cache (capacity 64 = 4 + 60),
+      // gated per layer (a prefix on some iterations).
+      // CHECK: %[[SLOT:.*]] = bmb_exec.iteration_slot %[[I]] [-1, 0]
+      %slot = bmb_exec.iteration_slot %i [-1, 0]
+      %pk = bmb_exec.alloc : memref<4x32xf32>
+      %g = bmb_exec.alloc : memref<1xf32>
+      // CHECK: bmb_exec.iteration_gate %[[I]] [-1, 0] outs(%{{.*}}) : memref<1xf32>
+      bmb_exec.iteration_gate %i [-1, 0] outs(%g) : memref<1xf32>
+      // CHECK: bmb_exec.attention %{{.*}}, %{{.*}}, %{{.*}} cache %[[KC]], %[[VC]] prefix %{{.*}}, %{{.*}} : memref<4x32xf32>, memref<4x32xf32> gate %{{.*}} : memref<1xf32> outs(
+      bmb_exec.attention %n, %k, %k cache %kc, %vc prefix %pk, %pk : memref<4x32xf32>, memref<4x32xf32> gate %g : memref<1xf32> outs(%o) start %start rows %rows {causal, heads = 4 : i64, kv_heads = 2 : i64, head_dim = 16 : i64, capacity = 64 : i64, scale = 0.25 : f64} : memref<1x64x64xf32>, memref<1x64x32xf32>, memref<1x64x32xf32>, memref<1x64x32xf32>, memref<1x64x32xf32> -> memref<1x64x64xf32>
       // Bidirectional attention over k and v themselves, with a key mask.
       // CHECK: bmb_exec.attention %{{.*}}, %[[KV:.*]], %[[KV]] cache %[[KV]], %[[KV]] mask %[[MASK]] : memref<1x64xi32> outs(%{{.*}}) start %[[C0:.*]] {capacity = 64 : i64, head_dim = 16 : i64, heads = 4 : i64, kv_heads = 4 : i64, scale = 2.500000e-01 : f64} : memref<1x64x64xf32>, memref<1x64x64xf32>, memref<1x64x64xf32>, memref<1x64x64xf32>, memref<1x64x64xf32> -> memref<1x64x64xf32>
       bmb_exec.attention %n, %x, %x cache %x, %x mask %mask : memref<1x64xi32> outs(%o) start %c0 {heads = 4 : i64, kv_heads = 4 : i64, head_dim = 16 : i64, capacity = 64 : i64, scale = 0.25 : f64} : memref<1x64x64xf32>, memref<1x64x64xf32>, memref<1x64x64xf32>, memref<1x64x64xf32>, memref<1x64x64xf32> -> memref<1x64x64xf32>

@@ -38,6 +38,12 @@ bmb_exec.program @t attributes {train = {opt_slots = 2 : i64}} {
     // CHECK: bmb_exec.attention_grad {{.*}} outs({{.*}}) {causal, head_dim = 4 : i64, heads = 2 : i64, kv_heads = 2 : i64, scale = 5.000000e-01 : f64}
     bmb_exec.attention_grad %dy, %x, %x, %x outs(%dq, %dk, %dv) {causal, heads = 2 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f64}
         : memref<2x4x8xf32>, memref<2x4x8xf32>, memref<2x4x8xf32>, memref<2x4x8xf32> -> memref<2x4x8xf32>, memref<2x4x8xf32>, memref<2x4x8xf32>
+    // Prefix tuning: the prefixes' gradients too.
+    %pk = bmb_exec.alloc : memref<3x8xf32>
+    %dpk = bmb_exec.alloc : memref<3x8xf32>
+    // CHECK: bmb_exec.attention_grad {{.*}} prefix %{{.*}}, %{{.*}} grads %{{.*}}, %{{.*}} : memref<3x8xf32>, memref<3x8xf32>, memref<3x8xf32>, memref<3x8xf32> outs(
+    bmb_exec.attention_grad %dy, %x, %x, %x prefix %pk, %pk grads %dpk, %dpk : memref<3x8xf32>, memref<3x8xf32>, memref<3x8xf32>, memref<3x8xf32> outs(%dq, %dk, %dv) {causal, heads = 2 : i64, kv_heads = 2 : i64, head_dim = 4 : i64, scale = 0.5 : f64}
+        : memref<2x4x8xf32>, memref<2x4x8xf32>, memref<2x4x8xf32>, memref<2x4x8xf32> -> memref<2x4x8xf32>, memref<2x4x8xf32>, memref<2x4x8xf32>
     %pos = bmb_exec.alloc : memref<4xi32>
     // CHECK: bmb_exec.rotary_grad
     bmb_exec.rotary_grad %dy, %pos outs(%dx) {heads = 2 : i64, head_dim = 4 : i64, base = 1.0e+04 : f64} : memref<2x4x8xf32>, memref<4xi32> -> memref<2x4x8xf32>

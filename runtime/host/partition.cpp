@@ -78,7 +78,12 @@ double grad_norm_part(Context &ctx, const Buffers &buf, int64_t groupElems, int6
       s += double(g[i]) * double(g[i]);
     partial[(size_t)c] = s;
   }
-  if (p.end - p.begin < groupElems) {
+  // Whether the other ranks hold chunks must be decided alike on every
+  // rank (a collective): partitioned exactly when the partitions do not
+  // coincide (ZeRO-1 on several ranks). Asking whether this rank's own
+  // partition misses part of the group would differ when the group fits in
+  // rank 0's partition (the others' are empty) and hang the ranks.
+  if (p.total != p.size) {
     // Other ranks hold the other chunks; adding their zeros is exact.
     Comm &comm = commOf(ctx);
     commWait(ctx, comm.allReduce(partial.data(), numChunks, DType::F64));

@@ -173,6 +173,13 @@ def bitwise(d):
                 d.f.check(overlapped == job.startswith("dist_z0"),
                           "%s on %d ranks: the banner %s '%s'" %
                           (job, n, "lacks" if not overlapped else "has", OVERLAP))
+    # A LoRA under ZeRO-1: the group fits in rank 0's partition (the other
+    # ranks' are empty), the norm's all-reduce must still be collective.
+    ref = d.run("lora-ref-accum2", "dist_lora_z0", 0, "--accum", "2", "--steps", str(STEPS))[:2]
+    for job in ("dist_lora_z0", "dist_lora_z1"):
+        l, o, _ = d.run("%s-np2" % job, job, 2, "--accum", "1", "--steps", str(STEPS),
+                        "--comm-timeout", "30")
+        d.same("%s on 2 ranks vs one process --accum 2" % job, ref, (l, o))
     # --no-overlap: the optimizer step's buckets instead, the same bits.
     ref2 = d.run("ref-accum2", "dist_z0", 0, "--accum", "2", "--steps", str(STEPS))[:2]
     l, o, p = d.run("dist_z0-np2-no-overlap", "dist_z0", 2, "--accum", "1", "--no-overlap",

@@ -34,9 +34,10 @@ void mlir::bmb::populateAutodiffPipeline(OpPassManager &pm) {
   pm.addPass(createZeroPass());
 }
 
-void mlir::bmb::populateTrainPipeline(OpPassManager &pm) {
-  populateFrontendPipeline(pm);
-  populateAutodiffPipeline(pm);
+// What a train and a tune job share after their bmb-level passes: lowering
+// to the execution plan, fusion, the async check, memory planning.
+static void populateTrainingLowering(OpPassManager &pm) {
+  using namespace mlir::bmb;
   pm.addPass(createLowerBmbToExecPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createFuseKernelsPass());
@@ -45,18 +46,19 @@ void mlir::bmb::populateTrainPipeline(OpPassManager &pm) {
   pm.addPass(createPrepareForEmissionPass());
 }
 
+void mlir::bmb::populateTrainPipeline(OpPassManager &pm) {
+  populateFrontendPipeline(pm);
+  populateAutodiffPipeline(pm);
+  populateTrainingLowering(pm);
+}
+
 void mlir::bmb::populateTunePipeline(OpPassManager &pm) {
   populateFrontendPipeline(pm);
   // The prompt plan first: it adds @prompt.soft and the soft embedding,
   // which the deltas' freezing and the loss then see.
   pm.addPass(createLowerPromptsPass());
   populateAutodiffPipeline(pm);
-  pm.addPass(createLowerBmbToExecPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createFuseKernelsPass());
-  pm.addPass(createVerifyAsyncPass());
-  pm.addPass(createPlanMemoryPass());
-  pm.addPass(createPrepareForEmissionPass());
+  populateTrainingLowering(pm);
 }
 
 void mlir::bmb::registerBmbPipelines() {

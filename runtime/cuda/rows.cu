@@ -26,21 +26,25 @@ namespace {
 
 using Rows = RowReduce<float>;
 
+// The row a norm reads: x's, or (with the fused residual, a given) the sum
+// a + r, written to `sum` first.
+__device__ const float *normInputRow(int64_t row, int64_t C, const float *x, float *sum,
+                                     const float *a, const float *r) {
+  if (!a)
+    return x + row * C;
+  float *s = sum + row * C;
+  for (int64_t i = threadIdx.x; i < C; i += kThreads)
+    s[i] = a[row * C + i] + r[row * C + i];
+  return s;
+}
+
 // sum (when a is given: sum = a + r first), then out = layernorm(sum or x).
 __global__ void layernormKernel(float *out, float *mean, float *rstd, const float *x,
                                 float *sum, const float *a, const float *r, const float *w,
                                 const float *b, int64_t C, float eps) {
   __shared__ Rows::Storage shared;
   const int64_t row = blockIdx.x;
-  const float *xr;
-  if (a) {
-    float *s = sum + row * C;
-    for (int64_t i = threadIdx.x; i < C; i += kThreads)
-      s[i] = a[row * C + i] + r[row * C + i];
-    xr = s;
-  } else {
-    xr = x + row * C;
-  }
+  const float *xr = normInputRow(row, C, x, sum, a, r);
   float part = 0;
   for (int64_t i = threadIdx.x; i < C; i += kThreads)
     part += xr[i];
@@ -65,15 +69,7 @@ __global__ void rmsnormKernel(float *out, float *rstd, const float *x, float *su
                               float eps) {
   __shared__ Rows::Storage shared;
   const int64_t row = blockIdx.x;
-  const float *xr;
-  if (a) {
-    float *s = sum + row * C;
-    for (int64_t i = threadIdx.x; i < C; i += kThreads)
-      s[i] = a[row * C + i] + r[row * C + i];
-    xr = s;
-  } else {
-    xr = x + row * C;
-  }
+  const float *xr = normInputRow(row, C, x, sum, a, r);
   float part = 0;
   for (int64_t i = threadIdx.x; i < C; i += kThreads)
     part += xr[i] * xr[i];

@@ -92,6 +92,7 @@ void Emitter::emitTuneInfo() {
      << "  " << num("num_labels") << ", " << num("num_masks") << ", " << num("max_words") << ", "
      << num("max_word_tokens") << ", // labels C, masks M, words W, tokens per word K\n"
      << "  " << num("num_soft") << ", " << str("soft_param") << ", " << str("embedding_param")
-     << ", " << str("label_param") << ", " << str("head_param") << ",\n"
+     << ", " << str("label_param") << ", " << str("head_param") << ", "
+     << str("label_init_param") << ",\n"
      << "};\n\n";
 }

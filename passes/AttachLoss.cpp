@@ -18,6 +18,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <optional>
 
@@ -200,9 +201,50 @@ std::optional<TuneHead> tuneHead(OpBuilder &b, Value logits, Block &body) {
 /// the tune app refuses a word that needs more.
 constexpr int64_t kMaxWordTokens = 8;
 
+/// The token embedding's table: the param read by the bmb.embedding (or
+/// bmb.soft_embedding) whose ids are `tokens`, followed into layers. Null
+/// if there is none.
+ParamGetOp tokenEmbeddingTable(Value tokens) {
+  SmallVector<Value> worklist{tokens};
+  while (!worklist.empty()) {
+    Value ids = worklist.pop_back_val();
+    for (OpOperand &use : ids.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto layer = dyn_cast<LayerOp>(user)) {
+        worklist.push_back(layer.getBodyBlock()->getArgument(use.getOperandNumber()));
+        continue;
+      }
+      Value table;
+      if (auto e = dyn_cast<EmbeddingOp>(user); e && e.getIds() == ids)
+        table = e.getWeight();
+      if (auto e = dyn_cast<SoftEmbeddingOp>(user); e && e.getIds() == ids)
+        table = e.getWeight();
+      auto param = table ? table.getDefiningOp<ParamGetOp>() : ParamGetOp();
+      if (param && param.getIndices().empty())
+        return param;
+    }
+  }
+  return ParamGetOp();
+}
+
+/// Erases the ops of `body` that nothing reads any more: what only fed the
+/// results the loss dropped (BERT's pooler, a replaced head), so that the
+/// backward pass and the plan never see them.
+void eraseDeadOps(Block &body) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  // Last first: erasing an op can only make earlier ones dead.
+  for (Operation *op : llvm::reverse(ops))
+    if (isOpTriviallyDead(op))
+      op->erase();
+}
+
 /// A tune job's loss (docs/training-ir.md, "Tune jobs"): @forward's hidden
 /// rows at the {mask} positions, the vocabulary head on those rows only,
-/// and the verbalizer's class cross-entropy.
+/// and the verbalizer's class cross-entropy. A headless encoder (BERT's
+/// BertModel: @forward's first result is the [B, T, D] hidden states) has
+/// no vocabulary logits: only a soft verbalizer scores it.
 LogicalResult buildTuneLoss(JobOp job, ModelOp model, func::FuncOp forward) {
   auto fail = [&]() {
     return job.emitError("bmb-attach-loss: tune job @") << job.getSymName() << ": ";
@@ -220,19 +262,23 @@ LogicalResult buildTuneLoss(JobOp job, ModelOp model, func::FuncOp forward) {
   SmallVector<Attribute> reduce;
   OpBuilder b(forward);
   bool soft = false;
+  StringRef manualName; // a manual verbalizer's, for the headless error
   for (Attribute a : verbs) {
     auto v = cast<DictionaryAttr>(a);
     auto flag = [&](StringRef key) {
       auto f = v.getAs<BoolAttr>(key);
       return f && f.getValue();
     };
+    auto name = v.getAs<StringAttr>("name");
     if (flag("soft")) {
       // bmb-lower-prompts allows a soft verbalizer with one mask only.
       if (flag("calibrate"))
-        return fail() << "the soft verbalizer '" << v.getAs<StringAttr>("name").getValue()
+        return fail() << "the soft verbalizer '" << (name ? name.getValue() : "")
                       << "' has calibrate = true, but calibration divides label-word "
                          "probabilities and a soft verbalizer has none (remove calibrate)";
       soft = true;
+    } else if (manualName.empty()) {
+      manualName = name ? name.getValue() : StringRef("?");
     }
     auto red = v.getAs<StringAttr>("reduce");
     reduce.push_back(red ? red : b.getStringAttr("mean")); // the verbalizer's default
@@ -244,11 +290,11 @@ LogicalResult buildTuneLoss(JobOp job, ModelOp model, func::FuncOp forward) {
 
   FunctionType type = forward.getFunctionType();
   auto tokens = type.getNumInputs() ? dyn_cast<RankedTensorType>(type.getInput(0)) : nullptr;
-  auto logitsType = type.getNumResults() == 1 ? dyn_cast<RankedTensorType>(type.getResult(0))
-                                              : nullptr;
-  if (!tokens || tokens.getRank() != 2 || !logitsType || logitsType.getRank() != 3)
+  auto firstType = type.getNumResults() ? dyn_cast<RankedTensorType>(type.getResult(0)) : nullptr;
+  if (!tokens || tokens.getRank() != 2 || !firstType || firstType.getRank() != 3)
     return fail() << "a prompt is scored by a model whose @forward maps i32 [B, T] tokens to "
-                     "[B, T, vocab] logits, but @"
+                     "[B, T, vocab] logits (or, for a soft verbalizer, first to [B, T, D] "
+                     "hidden states), but @"
                   << model.getSymName() << "'s does not";
   int64_t B = tokens.getDimSize(0);
 
@@ -258,26 +304,47 @@ LogicalResult buildTuneLoss(JobOp job, ModelOp model, func::FuncOp forward) {
   Block &body = loss.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   b.setInsertionPoint(ret);
+  // Only the first result is scored; the others (BERT's pooled output) are
+  // dropped with what computes them.
   std::optional<TuneHead> head = tuneHead(b, ret.getOperand(0), body);
-  if (!head) {
+  // Without a head, a first result as wide as the token embedding is the
+  // encoder's hidden states (a vocabulary of the embedding's width would be
+  // taken for one too: docs/tuning.md).
+  ParamGetOp embedding = tokenEmbeddingTable(body.getArgument(0));
+  bool headless = !head && embedding &&
+                  firstType.getDimSize(2) ==
+                      cast<RankedTensorType>(embedding.getType()).getDimSize(1);
+  if (!head && !headless) {
     loss.erase();
     return fail() << "the logits of @" << model.getSymName()
                   << " must come from a vocabulary head (lm_head, or a Linear layer) at the end "
                      "of @forward: the verbalizer reads the head's rows of the label words";
   }
+  if (headless && !manualName.empty()) {
+    loss.erase();
+    return fail() << "model @" << model.getSymName() << " has no vocabulary head (its @forward "
+                  << "returns [B, T, " << firstType.getDimSize(2)
+                  << "] hidden states first), so verbalizer '" << manualName
+                  << "' has no label-word logits to read: a manual verbalizer needs a masked "
+                     "or causal LM; give this encoder a soft verbalizer (soft = true), which "
+                     "scores the classes from the {mask} row's hidden state";
+  }
   // What the tune program's table needs that the IR no longer says after
-  // lowering: the head's weight (its rows score the vocabulary and start a
-  // soft verbalizer) and the label words' shape (LowerTune.cpp, TuneInfo).
-  auto headParam = head->weight.getDefiningOp<ParamGetOp>();
+  // lowering: the head's weight (its rows score the vocabulary), the table
+  // whose rows start a soft verbalizer (the head's weight; a headless
+  // encoder's token embedding) and the label words' shape (LowerTune.cpp,
+  // TuneInfo).
+  auto headParam = head ? head->weight.getDefiningOp<ParamGetOp>() : ParamGetOp();
+  StringRef headName = headParam ? headParam.getParam() : StringRef();
+  StringRef labelInit = !soft ? StringRef() : headless ? embedding.getParam() : headName;
   job->setAttr("bmb.tune", b.getDictionaryAttr({
-                               b.getNamedAttr("head", b.getStringAttr(
-                                                          headParam ? headParam.getParam() : "")),
+                               b.getNamedAttr("head", b.getStringAttr(headName)),
+                               b.getNamedAttr("label_init", b.getStringAttr(labelInit)),
                                b.getNamedAttr("masks", b.getI64IntegerAttr(M)),
                                b.getNamedAttr("labels", b.getI64IntegerAttr(C)),
                                b.getNamedAttr("words", b.getI64IntegerAttr(W)),
                                b.getNamedAttr("word_tokens", b.getI64IntegerAttr(kMaxWordTokens)),
                            }));
-  Type elem = cast<RankedTensorType>(head->weight.getType()).getElementType();
   Type i32 = b.getI32Type();
   auto addArg = [&](StringRef name, Type t) {
     unsigned i = loss.getNumArguments();
@@ -288,38 +355,50 @@ LogicalResult buildTuneLoss(JobOp job, ModelOp model, func::FuncOp forward) {
   };
   Value maskPos = addArg("mask_pos", RankedTensorType::get({B, M}, i32));
   Value labels = addArg("labels", RankedTensorType::get({B}, i32));
-  auto hiddenType = cast<RankedTensorType>(head->input.getType());
+  // The rows the classes are scored from: the head's input, or a headless
+  // encoder's hidden states.
+  Value hiddenStates = head ? head->input : ret.getOperand(0);
+  auto hiddenType = cast<RankedTensorType>(hiddenStates.getType());
+  Location loc = head ? head->op->getLoc() : ret.getLoc();
+  auto finish = [&](ValueRange results) {
+    ret->setOperands(results);
+    eraseDeadOps(body);
+    loss.setFunctionType(b.getFunctionType(body.getArgumentTypes(), ret.getOperandTypes()));
+    return success();
+  };
   if (soft) {
     // OpenPrompt's SoftVerbalizer: the head's last layer is replaced by a
     // trained [C, D] one (@prompt.labels, bias-free): scores = h_mask . L^T,
-    // then the cross-entropy over the classes.
+    // then the cross-entropy over the classes. A headless encoder's mask
+    // row is its last hidden state there.
     auto labelsParam = model.lookupSymbol<ParamOp>("prompt.labels");
     if (!labelsParam) {
       loss.erase();
       return fail() << "a soft verbalizer reads @prompt.labels (run bmb-lower-prompts first)";
     }
-    Location loc = head->op->getLoc();
+    int64_t D = hiddenType.getDimSize(2);
+    if (cast<RankedTensorType>(labelsParam.getType()).getDimSize(1) != D) {
+      loss.erase();
+      return fail() << "the soft verbalizer's rows (@prompt.labels, the token embedding's "
+                       "width) must be as wide as the hidden states it scores ("
+                    << D << ")";
+    }
     Value rows = b.create<GatherRowsOp>(
-        loc, RankedTensorType::get({B * M, hiddenType.getDimSize(2)}, hiddenType.getElementType()),
-        head->input, maskPos);
+        loc, RankedTensorType::get({B * M, D}, hiddenType.getElementType()), hiddenStates,
+        maskPos);
     Value table = b.create<ParamGetOp>(loc, labelsParam, ValueRange{});
     Value scores = b.create<LinearOp>(loc, rows, table, Value());
     Value value = b.create<CrossEntropyOp>(loc, scores, labels, kIgnoreIndex);
-    ret->setOperands({value, scores});
-    if (head->op->use_empty())
-      head->op->erase();
-    loss.setFunctionType(b.getFunctionType(body.getArgumentTypes(), ret.getOperandTypes()));
-    return success();
+    return finish({value, scores});
   }
+  Type elem = cast<RankedTensorType>(head->weight.getType()).getElementType();
   Value words = addArg("label_words", RankedTensorType::get({M, C, W, kMaxWordTokens}, i32));
   Value calib = addArg("calibration", RankedTensorType::get({M, C, W}, elem));
 
-  auto hidden = hiddenType;
   int64_t V = cast<RankedTensorType>(head->weight.getType()).getDimSize(0);
-  Location loc = head->op->getLoc();
   Value rows = b.create<GatherRowsOp>(
-      loc, RankedTensorType::get({B * M, hidden.getDimSize(2)}, hidden.getElementType()),
-      head->input, maskPos);
+      loc, RankedTensorType::get({B * M, hiddenType.getDimSize(2)}, hiddenType.getElementType()),
+      hiddenStates, maskPos);
   Type lossElem = elem.isF64() ? elem : b.getF32Type();
   auto v = b.create<VerbalizerLossOp>(
       loc,
@@ -327,11 +406,7 @@ LogicalResult buildTuneLoss(JobOp job, ModelOp model, func::FuncOp forward) {
                 RankedTensorType::get({B, C}, elem), RankedTensorType::get({B, M, C, W}, elem)},
       rows, head->weight, labels, words, calib, head->bias, b.getArrayAttr(reduce),
       kIgnoreIndex);
-  ret->setOperands({v.getLoss(), v.getScores(), v.getWordProbs()});
-  if (head->op->use_empty())
-    head->op->erase();
-  loss.setFunctionType(b.getFunctionType(body.getArgumentTypes(), ret.getOperandTypes()));
-  return success();
+  return finish({v.getLoss(), v.getScores(), v.getWordProbs()});
 }
 
 struct AttachLossPass : mlir::bmb::impl::AttachLossPassBase<AttachLossPass> {

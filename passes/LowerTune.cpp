@@ -171,16 +171,23 @@ LogicalResult mlir::bmb::recordTune(JobOp job, ModelOp model, ex::ProgramOp prog
     return emitError(settingLoc(job, "grad_accum"),
                      "grad_accum is not implemented yet for tune jobs (one batch per step); "
                      "raise batch instead");
+  auto soft = model.lookupSymbol<ParamOp>("prompt.soft");
+  auto labels = model.lookupSymbol<ParamOp>("prompt.labels");
+  // A manual verbalizer scores with the head's rows; a soft one starts from
+  // the rows of `label_init` (the head's weight, or a headless encoder's
+  // token embedding).
   auto head = shape.getAs<StringAttr>("head");
-  if (!head || head.getValue().empty())
+  auto labelInit = shape.getAs<StringAttr>("label_init");
+  if (!labels && (!head || head.getValue().empty()))
     return job.emitError("the vocabulary head's weight of a tune job must be a parameter (its "
-                         "rows score the label words and initialise a soft verbalizer)");
+                         "rows score the label words)");
+  if (labels && (!labelInit || labelInit.getValue().empty()))
+    return job.emitError("the rows a soft verbalizer starts from (the vocabulary head's weight, "
+                         "or a headless encoder's token embedding) must be a parameter");
   auto dim = [&](StringRef key) {
     auto a = shape.getAs<IntegerAttr>(key);
     return a ? a.getInt() : 0;
   };
-  auto soft = model.lookupSymbol<ParamOp>("prompt.soft");
-  auto labels = model.lookupSymbol<ParamOp>("prompt.labels");
   auto data = job.getSettings().get("data");
   OpBuilder b(program.getContext());
   auto str = [&](StringRef s) { return b.getStringAttr(s); };
@@ -199,7 +206,8 @@ LogicalResult mlir::bmb::recordTune(JobOp job, ModelOp model, ex::ProgramOp prog
           b.getNamedAttr("soft_param", str(soft ? "prompt.soft" : "")),
           b.getNamedAttr("embedding_param", str(embedding)),
           b.getNamedAttr("label_param", str(labels ? "prompt.labels" : "")),
-          b.getNamedAttr("head_param", head),
+          b.getNamedAttr("head_param", head ? head : str("")),
+          b.getNamedAttr("label_init_param", labels ? labelInit : str("")),
       }));
   return success();
 }

@@ -161,7 +161,11 @@ void printProgramInfo(FILE *out, const ProgramInfo &p) {
                  "tune: %lld label(s), %lld mask(s), <= %lld word(s) of <= %lld token(s); %lld soft "
                  "token(s); embedding %s, head %s\n",
                  (long long)t.numLabels, (long long)t.numMasks, (long long)t.maxWords,
-                 (long long)t.maxWordTokens, (long long)t.numSoft, t.embeddingParam, t.headParam);
+                 (long long)t.maxWordTokens, (long long)t.numSoft, t.embeddingParam,
+                 *t.headParam ? t.headParam : "(none: hidden states)");
+    if (*t.labelParam)
+      std::fprintf(out, "soft verbalizer: %s, starting from rows of %s\n", t.labelParam,
+                   t.labelInitParam);
     std::fprintf(out, "prompt plan: %s\n", t.prompt);
     std::fprintf(out, "data: %s\n", t.data && *t.data ? t.data : "(none)");
   }

@@ -184,16 +184,18 @@ void TuneRun::initSoftTokens(const Buffers &buf, const Tokenizer &tok) {
   }
 }
 
-// A soft verbalizer's row c starts as the mean head row of its class's
-// first label word's tokens (OpenPrompt's SoftVerbalizer takes the first
-// word of each class and the head's last layer).
+// A soft verbalizer's row c starts as the mean row of its class's first
+// label word's tokens in labelInitParam: the head's weight (OpenPrompt's
+// SoftVerbalizer takes the first word of each class and the head's last
+// layer) or, for a headless encoder, the token embedding (whose rows a
+// tied head would have).
 void TuneRun::initSoftLabels(const Buffers &buf) {
   const ParamInfo *rows = paramNamed(program_, tune_.labelParam);
-  const ParamInfo *head = paramNamed(program_, tune_.headParam);
+  const ParamInfo *head = paramNamed(program_, tune_.labelInitParam);
   if (!rows || !head || rows->rank != 2 || head->rank != 2 || rows->shape[1] != head->shape[1] ||
       rows->shape[0] != tune_.numLabels || rows->dtype != head->dtype)
-    fail(std::string("the soft verbalizer '") + tune_.labelParam + "' and the head '" +
-         tune_.headParam + "' are not tables of one width (a bmbc bug)");
+    fail(std::string("the soft verbalizer '") + tune_.labelParam + "' and its init table '" +
+         tune_.labelInitParam + "' are not tables of one width (a bmbc bug)");
   const int64_t dim = head->shape[1], W = tune_.maxWords, K = tune_.maxWordTokens;
   char *base = (char *)buf.params;
   auto at = [&](const ParamInfo *p, int64_t i) -> double {
@@ -399,7 +401,8 @@ int TuneRun::run() {
   };
   if (tune_.numSoft > 0 && fresh(tune_.softParam))
     initSoftTokens(buf, *tok);
-  // A soft verbalizer the backbone file does not hold starts from the head.
+  // A soft verbalizer the backbone file does not hold starts from the head
+  // (or the token embedding).
   if (fresh(tune_.labelParam))
     initSoftLabels(buf);
   std::string start = "backbone " + loaded.file + ", fresh deltas (seed " +

@@ -25,7 +25,11 @@ and the cross-entropy over the classes.
               several tokens, a soft token read from the backbone file;
               GPT-2 with a soft verbalizer (scores = mask row . label rows,
               the rows starting from the head rows of each class's first
-              word): also the label rows' gradient.
+              word): also the label rows' gradient; a headless BERT-tiny
+              (transformers' BertModel with its pooler, loaded through
+              `checkpoint hf for BERT`) with a soft verbalizer on the
+              [MASK] row's last hidden state (rows starting from the word
+              embedding) and a soft token initialised from " so".
   train       GPT-2 on a trivially learnable task: 40 steps; the held-out
               accuracy beats the majority baseline; the delta checkpoint
               holds only the LoRA and soft tensors and is under 5% of the
@@ -54,6 +58,7 @@ sys.path.insert(0, HERE)
 import check_train  # noqa: E402
 import configs  # noqa: E402
 import harness  # noqa: E402
+import hf_reference  # noqa: E402
 import hf_tokenizers  # noqa: E402
 
 THREADS = ["--threads", "2"]
@@ -67,6 +72,9 @@ JOBS = {
                  reduce=["max"], calibrate=[True], label_first=True),
     "gpt2-soft": dict(exe="e2e_tune_gpt2_soft", family="gpt2", config="gpt2-nano", batch=4,
                       seq=48, soft_verbalizer=True),
+    # BertModel: no head, so the verbalizer reads the last hidden state.
+    "bert-soft": dict(exe="e2e_tune_bert_soft", family="bert", config="bert-tiny", batch=4,
+                      seq=32, soft_verbalizer=True, headless=True),
 }
 LABELS = ["negative", "positive"]
 GRAD_EXAMPLES = [("the film was fine", "positive"), ("a dull and slow story", "negative"),
@@ -99,7 +107,11 @@ class Setup:
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir)
         self.model_dir = os.path.join(self.dir, "backbone")
-        self.model = check_train.init_model(self.c)
+        self.headless = self.job.get("headless", False)
+        # hf_reference's BERT is a BertModel (pooler included), re-drawn;
+        # check_train's a BertForMaskedLM.
+        self.model = hf_reference.hf_model(self.c) if self.headless else \
+            check_train.init_model(self.c)
         self.model.save_pretrained(self.model_dir, safe_serialization=True)
         self.backbone = os.path.join(self.model_dir, "model.safetensors")
         if family == "bert":
@@ -110,12 +122,12 @@ class Setup:
         L, D = self.c["layers"], self.c["dim"]
         rng = np.random.default_rng(7)
         n = lambda *shape: rng.normal(0.0, 0.3, shape).astype(np.float32)  # noqa: E731
-        prefix = "h" if family == "gpt2" else "bert.enc"
+        prefix = "h" if family == "gpt2" else "enc" if self.headless else "bert.enc"
         self.deltas = {}
         for m in ("q", "v"):
             self.deltas["%s.attn.%s.lora_a" % (prefix, m)] = n(L, RANK, D)
             self.deltas["%s.attn.%s.lora_b" % (prefix, m)] = n(L, D, RANK)
-        if family == "bert":  # {soft} has no init word: its row comes from the file
+        if name == "bert":  # {soft} has no init word: its row comes from the file
             self.deltas["prompt.soft"] = (0.02 * n(1, D) / 0.3).astype(np.float32)
         self.start = os.path.join(self.dir, "start.safetensors")
         backbone = check_train.load_safetensors(self.backbone)
@@ -174,10 +186,11 @@ def lora_hooks(s, model, leaves):
                 return torch.cat([q, k, v], dim=-1)
             block.attn.c_attn.register_forward_hook(hook)
     else:
-        for i, layer in enumerate(model.bert.encoder.layer):
+        encoder, prefix = (model.encoder, "enc") if s.headless else (model.bert.encoder, "bert.enc")
+        for i, layer in enumerate(encoder.layer):
             for m, mod in (("q", layer.attention.self.query), ("v", layer.attention.self.value)):
-                a = leaves["bert.enc.attn.%s.lora_a" % m]
-                b = leaves["bert.enc.attn.%s.lora_b" % m]
+                a = leaves["%s.attn.%s.lora_a" % (prefix, m)]
+                b = leaves["%s.attn.%s.lora_b" % (prefix, m)]
 
                 def hook(mod, inputs, out, i=i, a=a, b=b):
                     return out + scale * (inputs[0] @ a[i].T) @ b[i].T
@@ -202,8 +215,12 @@ def mask_rows(s, model, soft, assembled, hidden=False):
             e = torch.cat([e[:pos], soft[k:k + 1], e[pos + 1:]])
         rows.append(e)
     embeds = torch.stack(rows)
-    if hidden:  # GPT-2: after ln_f, the vocabulary head's input
-        h = model.transformer(inputs_embeds=embeds)[0]
+    if hidden:  # GPT-2: after ln_f, the head's input; BertModel: last_hidden_state
+        if s.family == "gpt2":
+            h = model.transformer(inputs_embeds=embeds)[0]
+        else:
+            h = model(inputs_embeds=embeds, attention_mask=attn,
+                      token_type_ids=torch.zeros_like(ids))[0]
         return torch.stack([h[b, a["mask"]] for b, a in enumerate(assembled)])
     if s.family == "gpt2":
         logits = model(inputs_embeds=embeds).logits
@@ -249,7 +266,9 @@ def class_scores(s, probs, valid, calibration):
 
 def reference(s, examples):
     """(loss, {our name: grad}) of one step on `examples` in torch."""
-    model = check_train.lm_class(s.c).from_pretrained(s.model_dir).float()
+    import transformers
+    cls = transformers.BertModel if s.headless else check_train.lm_class(s.c)
+    model = cls.from_pretrained(s.model_dir).float()
     model.config._attn_implementation = "eager"
     model.eval()
     for p in model.parameters():
@@ -265,7 +284,8 @@ def reference(s, examples):
     labels = torch.tensor([LABELS.index(l) for _, l in examples])
     if s.job.get("soft_verbalizer"):
         # OpenPrompt's SoftVerbalizer: class c's row starts as the mean head
-        # row (GPT-2's head is tied to wte) of its first word's tokens.
+        # row (GPT-2's head is tied to wte) of its first word's tokens; a
+        # headless BertModel's, as the mean word-embedding row.
         init = torch.stack([table[words[0]].mean(0) for words in label_words[0]])
         leaves["prompt.labels"] = init.detach().clone().requires_grad_(True)
         rows = mask_rows(s, model, leaves.get("prompt.soft"), assembled, hidden=True)
@@ -461,7 +481,7 @@ def main(argv):
     torch.set_num_threads(2)
     fails = harness.Failures("check_tune " + mode)
     if mode == "grads":
-        for name in ("gpt2", "bert", "gpt2-soft"):
+        for name in ("gpt2", "bert", "gpt2-soft", "bert-soft"):
             check_grads(fails, Setup(name, exe_dir, workdir))
     elif mode == "train":
         check_train_run(fails, Setup("gpt2", exe_dir, workdir))

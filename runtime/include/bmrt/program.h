@@ -319,8 +319,8 @@ struct TrainInfo {
 /// trained rows, not with label-word probabilities: its entries have no
 /// "label_words" and "calibration" inputs and no "word_probs" output (the
 /// app writes and reads only what an entry's tables list). Its label words
-/// (W, K) only initialise the rows (from the head's rows of each class's
-/// first word).
+/// (W, K) only initialise the rows (from labelInitParam's rows of each
+/// class's first word).
 ///
 /// StepArgs::dlossScale is 1 / the labelled examples of the global batch.
 /// The app assembles examples with bmrt::assemblePrompt and fills these.
@@ -336,7 +336,10 @@ struct TuneInfo {
   const char *embeddingParam;// the token embedding (soft-token init from words)
   const char *labelParam;    // soft verbalizer: "prompt.labels" [C, dim], else ""
   const char *headParam;     // the weight whose rows score the vocabulary
-                             // (soft-verbalizer init from label words)
+                             // ("" for a headless encoder: BERT's BertModel)
+  const char *labelInitParam;// soft verbalizer: the table whose rows start
+                             // labelParam's (the head's weight, or a headless
+                             // encoder's token embedding), else ""
 };
 
 /// The tune executable's main (runtime/app/tune_main.cpp): labelled data,

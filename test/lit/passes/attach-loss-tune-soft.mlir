@@ -3,8 +3,8 @@
 // @prompt.labels [C, D] (bias-free): the class scores are the mask rows
 // times its rows, and the loss their cross-entropy at the labels. @loss
 // takes no label words or calibration and returns (loss, scores); the
-// head's weight is recorded for the tune program (TuneInfo::headParam: the
-// label rows start from its rows), with the shape of the label words.
+// head's weight is recorded for the tune program (TuneInfo::labelInitParam:
+// the label rows start from its rows), with the shape of the label words.
 // RUN: bmb-opt %s --bmb-lower-prompts --bmb-insert-deltas --bmb-attach-loss | FileCheck %s
 // RUN: bmb-opt %s --bmb-lower-prompts --bmb-insert-deltas --bmb-attach-loss --bmb-autodiff --bmb-insert-optimizer --bmb-lower-to-exec | FileCheck %s --check-prefix=EXEC
 
@@ -31,9 +31,9 @@ bmb.job @j tune for @Enc from "enc.safetensors" {batch = 2 : i64, prompt = {kind
 // CHECK: %[[LOSS:.*]] = bmb.cross_entropy %[[S]], %[[LAB]]
 // CHECK-NOT: bmb.lm_head
 // CHECK: return %[[LOSS]], %[[S]] : tensor<f32>, tensor<2x3xf32>
-// CHECK: bmb.job @j tune {{.*}}bmb.tune = {head = "wte.w", labels = 3 : i64, masks = 1 : i64, word_tokens = 8 : i64, words = 2 : i64}
+// CHECK: bmb.job @j tune {{.*}}bmb.tune = {head = "wte.w", label_init = "wte.w", labels = 3 : i64, masks = 1 : i64, word_tokens = 8 : i64, words = 2 : i64}
 
-// EXEC: tune = {{{.*}}head_param = "wte.w", label_param = "prompt.labels", max_word_tokens = 8 : i64, max_words = 2 : i64, num_labels = 3 : i64, num_masks = 1 : i64, num_soft = 0 : i64
+// EXEC: tune = {{{.*}}head_param = "wte.w", label_init_param = "wte.w", label_param = "prompt.labels", max_word_tokens = 8 : i64, max_words = 2 : i64, num_labels = 3 : i64, num_masks = 1 : i64, num_soft = 0 : i64
 // EXEC-LABEL: func.func @forward_backward
 // EXEC: bmb_exec.gather_rows
 // EXEC: bmb_exec.classifier %[[S:.*]], %{{.*}} outs(%[[LOSSES:.*]]) dlogits(%[[D:.*]] : memref<2x3xf32>) scale

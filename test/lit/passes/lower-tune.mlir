@@ -36,7 +36,7 @@ bmb.job @t tune for @Enc from "enc.safetensors" {batch = 2 : i64, data = {kind =
 // AD-NOT: grad_accumulate @bias
 
 // CHECK: bmb_exec.program @t attributes
-// CHECK-SAME: tune = {data = "{\22kind\22: \22tsv\22, \22label\22: 1, \22path\22: \22d.tsv\22, \22text_a\22: 0}", embedding_param = "wte.w", head_param = "wte.w", label_param = "", max_word_tokens = 8 : i64, max_words = 2 : i64, num_labels = 2 : i64, num_masks = 2 : i64, num_soft = 1 : i64, prompt = "{\22labels\22: [\22neg\22, \22pos\22], \22masks\22: 2
+// CHECK-SAME: tune = {data = "{\22kind\22: \22tsv\22, \22label\22: 1, \22path\22: \22d.tsv\22, \22text_a\22: 0}", embedding_param = "wte.w", head_param = "wte.w", label_init_param = "", label_param = "", max_word_tokens = 8 : i64, max_words = 2 : i64, num_labels = 2 : i64, num_masks = 2 : i64, num_soft = 1 : i64, prompt = "{\22labels\22: [\22neg\22, \22pos\22], \22masks\22: 2
 // CHECK-SAME: soft_param = "prompt.soft"}
 // CHECK-LABEL: func.func @forward_backward
 // CHECK-DAG: %[[TOK:.*]] = bmb_exec.input "tokens"

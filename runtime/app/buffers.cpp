@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "app/buffers.h"
-#include "bmrt/lowp.h"
+#include "app/role_plan.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -44,21 +44,11 @@ static void *mapZeroed(int64_t bytes, const char *role, const ProgramInfo &progr
 }
 
 ProgramBuffers::ProgramBuffers(const ProgramInfo &program, int rank, int ranks) {
-  bytes_[0] = program.paramBytes;
-  const TrainInfo *train = program.train;
-  if (train) {
-    // The rank's partition decides the sizes (docs/distributed.md): grads
-    // and the group's span of the params hold every rank's partition, the
-    // optimizer state only this rank's.
-    buf_.part = partitionOf(*train, rank, ranks);
-    const int64_t elem = train->groupElems > 0 ? train->gradBytes / train->groupElems : 4;
-    bytes_[0] = std::max(program.paramBytes, train->groupParamOffset + buf_.part.total * elem);
-    bytes_[3] = buf_.part.total * elem;
-    bytes_[4] = train->optSlots * buf_.part.optStride * elem;
-    bytes_[5] = low_param_bytes(*train); // every rank reads all weights
-  }
-  bytes_[1] = program.stateBytes;
-  bytes_[2] = program.activationBytes;
+  const RolePlan plan = planRoles(program, rank, ranks);
+  for (int i = 0; i < 6; i++)
+    bytes_[i] = plan.bytes[i];
+  if (program.train)
+    buf_.part = plan.part;
   try {
     buf_.params = mapZeroed(bytes_[0], "parameters", program);
     buf_.state = mapZeroed(bytes_[1], "state (KV cache)", program);

@@ -76,9 +76,9 @@ std::string DeltaSet::knownNames() const {
   return names + kNoDelta;
 }
 
-void DeltaSet::apply(const std::string &name, bool merge) {
+bool DeltaSet::apply(const std::string &name, bool merge) {
   if (merge && name == current_)
-    return;
+    return false;
   const Named *delta = nullptr;
   if (name != kNoDelta) {
     for (const Named &d : deltas_)
@@ -101,6 +101,7 @@ void DeltaSet::apply(const std::string &name, bool merge) {
   if (merge)
     mergeDeltas(program_, params_);
   current_ = merge ? name : std::string();
+  return true;
 }
 
 } // namespace bmrt

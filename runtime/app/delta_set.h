@@ -39,8 +39,9 @@ public:
   /// Makes `name` (a --delta name, or kNoDelta) the one the params hold:
   /// a no-op when it already is. `merge`: fold LoRA into the weights (the
   /// program's merges); false for --save, which keeps them apart. An
-  /// unknown name is a bmrt::Error listing the known ones.
-  void apply(const std::string &name, bool merge = true);
+  /// unknown name is a bmrt::Error listing the known ones. Returns whether
+  /// it wrote the params (a device copies them in then).
+  bool apply(const std::string &name, bool merge = true);
 
   /// Bytes held besides the params allocation: the deltas' tensors, and the
   /// pristine copies (tensors some delta overwrites, merged weights).

@@ -11,23 +11,23 @@
 
 namespace bmrt {
 
-void encodePrompt(Context &ctx, const ProgramInfo &program, const Buffers &buf,
+void encodePrompt(Context &ctx, const ProgramInfo &program, EntryMemory &mem,
                   const std::vector<int32_t> &prompt, const std::string &dumpDir, FILE *out,
                   RunStats &stats) {
   checkPrompt(program, prompt);
   const EntryPoint &prefill = program.entries[0];
   const int64_t n = (int64_t)prompt.size();
-  stats.prefillSeconds += callEntry(ctx, prefill, buf, prompt.data(), 0, n);
+  stats.prefillSeconds += callEntry(ctx, prefill, mem, prompt.data(), 0, n);
   stats.prefillTokens += n;
   if (!dumpDir.empty())
-    dumpEntryOutputs(dumpDir, 0, prefill, buf.activations, n);
+    dumpEntryOutputs(dumpDir, 0, prefill, mem, n);
 
   const TensorRef *pooled = findOutput(prefill, "pooled");
   const TensorRef *t = pooled ? pooled : findOutput(prefill, "hidden");
   if (t->dtype != DType::F32)
     fail(std::string("output ") + t->name + " of " + program.model + " is " +
          describeTensor(*t) + "; the infer app prints f32 vectors only");
-  ValidRows v = gatherValidRows(*t, buf.activations, n);
+  ValidRows v = mem.readOutput(*t, n);
   const float *x = (const float *)v.bytes.data();
   int64_t count = (int64_t)(v.bytes.size() / sizeof(float));
   int64_t width = v.rank > 0 ? v.shape[v.rank - 1] : 1;

@@ -35,19 +35,15 @@ void checkPrompt(const ProgramInfo &program, const std::vector<int32_t> &prompt)
            std::to_string(program.vocab) + " tokens)");
 }
 
-double callEntry(Context &ctx, const EntryPoint &entry, const Buffers &buf,
-                        const int32_t *ids, int64_t start, int64_t rows) {
-  writeEntryInputs(entry, buf.activations, ids, rows);
+double callEntry(Context &ctx, const EntryPoint &entry, EntryMemory &mem, const int32_t *ids,
+                 int64_t start, int64_t rows) {
+  mem.writeInputs(entry, ids, rows);
   double t0 = seconds();
-  entry.fn(ctx, buf, start, rows);
+  mem.call(ctx, entry, start, rows);
   return seconds() - t0;
 }
 
-static const float *logitsOf(const EntryPoint &entry, const Buffers &buf) {
-  return (const float *)((const char *)buf.activations + entry.outputs[0].offset);
-}
-
-void generateTokens(Context &ctx, const ProgramInfo &program, const Buffers &buf,
+void generateTokens(Context &ctx, const ProgramInfo &program, EntryMemory &mem,
                     Sampler &sampler, const std::vector<int32_t> &prompt,
                     const GenerateOptions &options, TokenStream &stream, RunStats &stats) {
   checkPrompt(program, prompt);
@@ -55,17 +51,17 @@ void generateTokens(Context &ctx, const ProgramInfo &program, const Buffers &buf
   const int64_t limit = std::min(program.ctx, prefill.capacity); // rows of the KV cache
   const int64_t n = (int64_t)prompt.size();
 
-  stats.prefillSeconds += callEntry(ctx, prefill, buf, prompt.data(), 0, n);
+  stats.prefillSeconds += callEntry(ctx, prefill, mem, prompt.data(), 0, n);
   stats.prefillTokens += n;
   if (!options.dumpDir.empty())
-    dumpEntryOutputs(options.dumpDir, 0, prefill, buf.activations, n);
+    dumpEntryOutputs(options.dumpDir, 0, prefill, mem, n);
   if (options.maxTokens == 0) {
     stream.finish();
     return;
   }
 
   int64_t position = n, generated = 0;
-  int32_t token = sampleToken(ctx, sampler, logitsOf(prefill, buf), 0);
+  int32_t token = mem.sample(ctx, sampler, prefill.outputs[0], 0);
   while (true) {
     if (options.eos && token == *options.eos)
       break;
@@ -78,12 +74,12 @@ void generateTokens(Context &ctx, const ProgramInfo &program, const Buffers &buf
                    (long long)generated, program.model, (long long)limit);
       break;
     }
-    stats.decodeSeconds += callEntry(ctx, decode, buf, &token, position, 1);
+    stats.decodeSeconds += callEntry(ctx, decode, mem, &token, position, 1);
     stats.decodeTokens += 1;
     if (!options.dumpDir.empty())
-      dumpEntryOutputs(options.dumpDir, generated, decode, buf.activations, 1);
+      dumpEntryOutputs(options.dumpDir, generated, decode, mem, 1);
     position++;
-    token = sampleToken(ctx, sampler, logitsOf(decode, buf), (uint64_t)generated);
+    token = mem.sample(ctx, sampler, decode.outputs[0], (uint64_t)generated);
   }
   stream.finish();
 }

@@ -9,6 +9,7 @@
 #ifndef BMRT_APP_RUN_H
 #define BMRT_APP_RUN_H
 
+#include "app/entry_memory.h"
 #include "app/token_stream.h"
 #include "bmrt/program.h"
 #include "bmrt/sampling.h"
@@ -37,20 +38,21 @@ struct GenerateOptions {
 /// the vocabulary.
 void checkPrompt(const ProgramInfo &program, const std::vector<int32_t> &prompt);
 
-/// Writes the inputs of `entry` for `ids`, calls it, returns its wall time.
-double callEntry(Context &ctx, const EntryPoint &entry, const Buffers &buf, const int32_t *ids,
+/// Writes the inputs of `entry` for `ids`, calls it, returns its wall time
+/// (until its results are readable).
+double callEntry(Context &ctx, const EntryPoint &entry, EntryMemory &mem, const int32_t *ids,
                  int64_t start, int64_t rows);
 
 /// CausalLM: generates up to maxTokens after `prompt` (from position 0),
 /// streaming each token; says on stderr when the context fills up.
-void generateTokens(Context &ctx, const ProgramInfo &program, const Buffers &buf,
+void generateTokens(Context &ctx, const ProgramInfo &program, EntryMemory &mem,
                     Sampler &sampler, const std::vector<int32_t> &prompt,
                     const GenerateOptions &options, TokenStream &stream, RunStats &stats);
 
 /// Encoder: runs prefill on `prompt` and prints one line of floats to `out`:
 /// the output "pooled" if there is one, else the mean of "hidden" over the
 /// valid rows.
-void encodePrompt(Context &ctx, const ProgramInfo &program, const Buffers &buf,
+void encodePrompt(Context &ctx, const ProgramInfo &program, EntryMemory &mem,
                   const std::vector<int32_t> &prompt, const std::string &dumpDir, FILE *out,
                   RunStats &stats);
 

@@ -1,21 +1,25 @@
-# sources of the app component (see runtime/CMakeLists.txt): the infer
-# executable's main, its flags, buffers, sampling and output; the train
-# executable's main (train_*: flags, data, step, checkpoints, progress);
-# the tune executable's (tune_*: labelled data, metrics, ...).
-bmrt_add_component(app
-  ${CMAKE_CURRENT_LIST_DIR}/buffers.cpp
+# sources of the app components (see runtime/CMakeLists.txt).
+#
+# app_common: the infer and train apps on any backend (infer_run: flags,
+# checkpoint, deltas, tokenizer, the generate loop, sampling, output;
+# train_run and train_*: data, the step loop, checkpoints, progress),
+# reached through EntryMemory and TrainMemory. The cuda backend links it too
+# (runtime/cuda/CMakeLists.txt), so nothing here may call a host kernel on
+# memory of its own or touch OpenMP/OpenBLAS.
+bmrt_add_component(app_common
   ${CMAKE_CURRENT_LIST_DIR}/delta_merge.cpp
   ${CMAKE_CURRENT_LIST_DIR}/delta_set.cpp
   ${CMAKE_CURRENT_LIST_DIR}/encode.cpp
   ${CMAKE_CURRENT_LIST_DIR}/flags.cpp
   ${CMAKE_CURRENT_LIST_DIR}/generate.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/infer_main.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/infer_run.cpp
   ${CMAKE_CURRENT_LIST_DIR}/info.cpp
   ${CMAKE_CURRENT_LIST_DIR}/init_params.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loss_scale.cpp
   ${CMAKE_CURRENT_LIST_DIR}/npy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/program_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/request.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/role_plan.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sampling.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tensors.cpp
   ${CMAKE_CURRENT_LIST_DIR}/token_stream.cpp
@@ -23,9 +27,19 @@ bmrt_add_component(app
   ${CMAKE_CURRENT_LIST_DIR}/train_data.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_flags.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_mask.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/train_main.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_progress.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/train_run.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_step.cpp
+)
+# app: the host backend: its memory (mmap'ed roles: buffers, host_*memory),
+# the infer and train mains (threads, openComm), and the tune executable
+# (tune_*: labelled data, metrics, ...; host only).
+bmrt_add_component(app
+  ${CMAKE_CURRENT_LIST_DIR}/buffers.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/host_memory.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/host_train_memory.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/infer_main.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/train_main.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tune_batch.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tune_checkpoint.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tune_data.cpp

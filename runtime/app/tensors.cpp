@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "app/tensors.h"
+#include "app/entry_memory.h"
 #include "app/npy.h"
 
 #include <cstdio>
@@ -62,38 +63,56 @@ static void splitAtRows(const TensorRef &t, int64_t &outer, int64_t &capacity, i
     inner *= t.shape[i];
 }
 
-void writeEntryInputs(const EntryPoint &entry, void *activations, const int32_t *ids,
-                      int64_t rows) {
-  for (int i = 0; i < entry.numInputs; i++) {
-    const TensorRef &t = entry.inputs[i];
-    int64_t outer, capacity, inner;
-    splitAtRows(t, outer, capacity, inner);
-    if (t.dtype != DType::I32)
-      fail(std::string("input ") + t.name + " of " + entry.name + " is " + dtypeName(t.dtype) +
-           "; the infer app fills i32 token inputs only");
-    if (t.rowsDim < 0 || outer != 1 || inner != 1)
-      fail(std::string("input ") + t.name + " of " + entry.name + " is " + describeTensor(t) +
-           "; the infer app supports one sequence of tokens ([1, T]) only");
-    if (rows > capacity)
-      fail(std::string(entry.name) + " takes at most " + std::to_string(capacity) +
-           " rows, not " + std::to_string(rows));
-    int32_t *dst = (int32_t *)((char *)activations + t.offset);
-    std::memset(dst, 0, (size_t)capacity * sizeof(int32_t));
-    switch (entry.inputKinds[i]) {
-    case InputKind::Tokens:
-      std::memcpy(dst, ids, (size_t)rows * sizeof(int32_t));
-      break;
-    case InputKind::TokenTypes: // one segment: all zeros
-      break;
-    case InputKind::Mask:
-      for (int64_t r = 0; r < rows; r++)
-        dst[r] = 1;
-      break;
-    }
+// The checks of one input: an i32 [1, T] token input, rows within T.
+static int64_t checkedInputCapacity(const EntryPoint &entry, int i, int64_t rows) {
+  const TensorRef &t = entry.inputs[i];
+  int64_t outer, capacity, inner;
+  splitAtRows(t, outer, capacity, inner);
+  if (t.dtype != DType::I32)
+    fail(std::string("input ") + t.name + " of " + entry.name + " is " + dtypeName(t.dtype) +
+         "; the infer app fills i32 token inputs only");
+  if (t.rowsDim < 0 || outer != 1 || inner != 1)
+    fail(std::string("input ") + t.name + " of " + entry.name + " is " + describeTensor(t) +
+         "; the infer app supports one sequence of tokens ([1, T]) only");
+  if (rows > capacity)
+    fail(std::string(entry.name) + " takes at most " + std::to_string(capacity) +
+         " rows, not " + std::to_string(rows));
+  return capacity;
+}
+
+int64_t entryInputElements(const EntryPoint &entry, int i) {
+  return checkedInputCapacity(entry, i, 0);
+}
+
+void fillEntryInput(const EntryPoint &entry, int i, int32_t *dst, const int32_t *ids,
+                    int64_t rows) {
+  int64_t capacity = checkedInputCapacity(entry, i, rows);
+  std::memset(dst, 0, (size_t)capacity * sizeof(int32_t));
+  switch (entry.inputKinds[i]) {
+  case InputKind::Tokens:
+    std::memcpy(dst, ids, (size_t)rows * sizeof(int32_t));
+    break;
+  case InputKind::TokenTypes: // one segment: all zeros
+    break;
+  case InputKind::Mask:
+    for (int64_t r = 0; r < rows; r++)
+      dst[r] = 1;
+    break;
   }
 }
 
+void writeEntryInputs(const EntryPoint &entry, void *activations, const int32_t *ids,
+                      int64_t rows) {
+  for (int i = 0; i < entry.numInputs; i++)
+    fillEntryInput(entry, i, (int32_t *)((char *)activations + entry.inputs[i].offset), ids,
+                   rows);
+}
+
 ValidRows gatherValidRows(const TensorRef &t, const void *activations, int64_t rows) {
+  return gatherValidRowsOf(t, (const char *)activations + t.offset, rows);
+}
+
+ValidRows gatherValidRowsOf(const TensorRef &t, const void *tensor, int64_t rows) {
   int64_t outer, capacity, inner;
   splitAtRows(t, outer, capacity, inner);
   ValidRows v;
@@ -106,17 +125,17 @@ ValidRows gatherValidRows(const TensorRef &t, const void *activations, int64_t r
   int64_t elem = dtypeBytes(t.dtype);
   int64_t chunk = valid * inner * elem;
   v.bytes.resize((size_t)(outer * chunk));
-  const char *base = (const char *)activations + t.offset;
+  const char *base = (const char *)tensor;
   for (int64_t o = 0; o < outer; o++)
     std::memcpy(v.bytes.data() + o * chunk, base + o * capacity * inner * elem, (size_t)chunk);
   return v;
 }
 
 void dumpEntryOutputs(const std::string &dir, int64_t step, const EntryPoint &entry,
-                      const void *activations, int64_t rows) {
+                      EntryMemory &mem, int64_t rows) {
   for (int i = 0; i < entry.numOutputs; i++) {
     const TensorRef &t = entry.outputs[i];
-    ValidRows v = gatherValidRows(t, activations, rows);
+    ValidRows v = mem.readOutput(t, rows);
     char stepName[32];
     std::snprintf(stepName, sizeof stepName, "step%04lld_", (long long)step);
     std::string name = t.name;

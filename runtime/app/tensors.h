@@ -18,6 +18,8 @@
 
 namespace bmrt {
 
+class EntryMemory; // app/entry_memory.h
+
 int64_t dtypeBytes(DType dtype);
 const char *dtypeName(DType dtype);
 /// "f32[1, 12, 4]"
@@ -33,6 +35,13 @@ const TensorRef *findOutput(const EntryPoint &entry, const char *name);
 /// the ids, TokenTypes zeros, Mask ones; rows past the valid ones are zeros.
 void writeEntryInputs(const EntryPoint &entry, void *activations, const int32_t *ids,
                       int64_t rows);
+/// Input `i` of `entry` alone, written to `dst` (its capacity of i32s, the
+/// input's entryInputElements): what writeEntryInputs writes at its offset.
+/// A backend that stages inputs elsewhere (cuda) fills them with this.
+void fillEntryInput(const EntryPoint &entry, int i, int32_t *dst, const int32_t *ids,
+                    int64_t rows);
+/// The i32 elements of input `i` of `entry` (after fillEntryInput's checks).
+int64_t entryInputElements(const EntryPoint &entry, int i);
 
 /// The valid part of an output: shape with rowsDim set to `rows`, and the
 /// elements copied contiguous.
@@ -42,10 +51,12 @@ struct ValidRows {
   std::vector<unsigned char> bytes;
 };
 ValidRows gatherValidRows(const TensorRef &t, const void *activations, int64_t rows);
+/// The same from a copy of the tensor alone (its capacity, from byte 0).
+ValidRows gatherValidRowsOf(const TensorRef &t, const void *tensor, int64_t rows);
 
 /// --dump: writes every output of one entry call as dir/stepNNNN_<name>.npy.
 void dumpEntryOutputs(const std::string &dir, int64_t step, const EntryPoint &entry,
-                      const void *activations, int64_t rows);
+                      EntryMemory &mem, int64_t rows);
 
 } // namespace bmrt
 

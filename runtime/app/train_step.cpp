@@ -30,37 +30,29 @@ const TensorRef *findTensor(const TrainEntry &e, const char *name) {
   return nullptr;
 }
 
-// An entry's per-row losses: f32, or f64 in an fp64 program.
-struct Losses {
-  const char *at;
-  DType dtype;
-  double sum(int64_t rows) const {
-    double s = 0;
-    for (int64_t r = 0; r < rows; ++r)
-      s += dtype == DType::F64 ? ((const double *)at)[r] : (double)((const float *)at)[r];
-    return s;
-  }
-};
-
 // Writes one micro-batch's inputs and returns the entry's losses [B*T].
 // A masked LM's token_types are zeros and its mask ones (windows of the
-// token stream have no segments and no padding).
-Losses writeInputs(const TrainEntry &e, const Buffers &buf, const int32_t *tokens,
-                   const int32_t *targets, int64_t rows) {
-  char *act = (char *)buf.activations;
+// token stream have no segments and no padding); `fill` is their scratch.
+const TensorRef &writeInputs(const TrainEntry &e, TrainMemory &mem, std::vector<int32_t> &fill,
+                             const int32_t *tokens, const int32_t *targets, int64_t rows) {
   for (auto [name, value] : {std::pair<const char *, int32_t>{"token_types", 0}, {"mask", 1}})
-    if (const TensorRef *r = findTensor(e, name))
-      for (int64_t i = 0; i < rows; ++i)
-        ((int32_t *)(act + r->offset))[i] = value;
-  std::memcpy(act + tensorNamed(e.inputs, e.numInputs, "tokens").offset, tokens,
-              (size_t)rows * sizeof(int32_t));
-  std::memcpy(act + tensorNamed(e.inputs, e.numInputs, "targets").offset, targets,
-              (size_t)rows * sizeof(int32_t));
-  const TensorRef &losses = tensorNamed(e.outputs, e.numOutputs, "losses");
-  return {act + losses.offset, losses.dtype};
+    if (const TensorRef *r = findTensor(e, name)) {
+      fill.assign((size_t)rows, value);
+      mem.writeInput(*r, fill.data(), rows);
+    }
+  mem.writeInput(tensorNamed(e.inputs, e.numInputs, "tokens"), tokens, rows);
+  mem.writeInput(tensorNamed(e.inputs, e.numInputs, "targets"), targets, rows);
+  return tensorNamed(e.outputs, e.numOutputs, "losses");
 }
 
 } // namespace
+
+double sumLossRows(const void *at, DType dtype, int64_t rows) {
+  double s = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    s += dtype == DType::F64 ? ((const double *)at)[r] : (double)((const float *)at)[r];
+  return s;
+}
 
 bool overlapsGradients(const TrainInfo &train, int ranks, int64_t accum, bool deterministic,
                        bool allowed) {
@@ -68,9 +60,10 @@ bool overlapsGradients(const TrainInfo &train, int ranks, int64_t accum, bool de
   return allowed && train.overlapGrads && ranks > 1 && !(deterministic && accum > 1) && !fp16;
 }
 
-TrainStepper::TrainStepper(Context &ctx, const ProgramInfo &program, const Buffers &buf,
+TrainStepper::TrainStepper(Context &ctx, const ProgramInfo &program, TrainMemory &mem,
                            uint64_t seed, int64_t accum, Comm &comm, bool deterministic)
-    : ctx_(ctx), program_(program), buf_(buf), seed_(seed), accum_(accum), comm_(comm) {
+    : ctx_(ctx), program_(program), mem_(mem), buf_(mem.buffers()), seed_(seed), accum_(accum),
+      comm_(comm) {
   const int64_t rows = program.train->batch * program.train->seq;
   tokens_.resize((size_t)(rows * accum));
   targets_.resize((size_t)(rows * accum));
@@ -100,15 +93,17 @@ void TrainStepper::foldMicroBatch(int64_t m) {
   const TrainInfo &t = *program_.train;
   const bool f64 = groupDType(program_) == DType::F64;
   const int64_t n = t.groupElems;
+  void *grads = mem_.host().grads; // the app's copy (a device's pulled to the host)
+  mem_.pull(TrainMemory::kGrads);
   if (m + 1 < accum_) { // into the sum, then a fresh gradient for the next one
-    f64 ? addInto<double>(sum_.data(), buf_.grads, n, m == 0)
-        : addInto<float>(sum_.data(), buf_.grads, n, m == 0);
-    std::memset(buf_.grads, 0, (size_t)t.gradBytes);
-    return;
+    f64 ? addInto<double>(sum_.data(), grads, n, m == 0)
+        : addInto<float>(sum_.data(), grads, n, m == 0);
+    std::memset(grads, 0, (size_t)t.gradBytes);
+  } else { // the last: grads = sum + grads (IEEE addition commutes exactly)
+    f64 ? addInto<double>(grads, sum_.data(), n, false)
+        : addInto<float>(grads, sum_.data(), n, false);
   }
-  // The last: grads = sum + grads (IEEE addition commutes exactly).
-  f64 ? addInto<double>(buf_.grads, sum_.data(), n, false)
-      : addInto<float>(buf_.grads, sum_.data(), n, false);
+  mem_.push(TrainMemory::kGrads);
 }
 
 double TrainStepper::forwardBackward(int64_t step, TokenBatches &data) {
@@ -150,14 +145,14 @@ double TrainStepper::forwardBackward(int64_t step, TokenBatches &data) {
       overlapsGradients(t, ranks, accum_, !sum_.empty(), overlapAllowed_) && !scaler_.enabled();
   double sum = 0;
   for (int64_t m = 0; m < accum_; ++m) {
-    const Losses losses =
-        writeInputs(t.forwardBackward, buf_, &tokens_[m * rows], &targets_[m * rows], rows);
+    const TensorRef &losses = writeInputs(t.forwardBackward, mem_, fill_, &tokens_[m * rows],
+                                          &targets_[m * rows], rows);
     args.microStep = rank * accum_ + m;
     args.overlapGrads = overlapped_ && m + 1 == accum_;
     t.forwardBackward.fn(ctx_, buf_, args);
     if (!sum_.empty())
       foldMicroBatch(m);
-    sum += losses.sum(rows);
+    sum += mem_.sumLosses(losses, rows);
   }
   return comm_.sum(sum) * perTarget; // the losses themselves are never scaled
 }
@@ -175,10 +170,11 @@ double TrainStepper::optimizerStep(int64_t step, double lr) {
   // Mixed precision: the GEMMs' weight copy follows the master weights
   // (every rank holds all of them now, also after ZeRO-1's all-gather).
   refresh_low_params(ctx_, buf_, *program_.train);
+  mem_.finishStep();
   return args.gradNorm;
 }
 
-double evaluateLoss(Context &ctx, const ProgramInfo &program, const Buffers &buf,
+double evaluateLoss(Context &ctx, const ProgramInfo &program, TrainMemory &mem,
                     const TokenBatches &data, int64_t maxBatches, uint64_t seed, int64_t step,
                     int64_t *targetsCounted, Comm &comm) {
   const TrainInfo &t = *program.train;
@@ -187,7 +183,7 @@ double evaluateLoss(Context &ctx, const ProgramInfo &program, const Buffers &buf
   int64_t batches = (int64_t)data.stepsPerEpoch();
   if (maxBatches > 0 && maxBatches < batches)
     batches = maxBatches;
-  std::vector<int32_t> tokens((size_t)rows), targets((size_t)rows);
+  std::vector<int32_t> tokens((size_t)rows), targets((size_t)rows), fill;
   // Batch i is rank (i mod ranks)'s; the per-batch sums are all-reduced
   // (adding the other ranks' zeros is exact) and added in batch order, so
   // every world size gives one process's result.
@@ -204,10 +200,11 @@ double evaluateLoss(Context &ctx, const ProgramInfo &program, const Buffers &buf
         for (int64_t r = 0; r < t.seq; ++r)
           targets[b * t.seq + r] = (int32_t)kIgnore;
     const int64_t n = count_targets(targets.data(), rows, kIgnore);
-    const Losses losses = writeInputs(t.evaluate, buf, tokens.data(), targets.data(), rows);
+    const TensorRef &losses =
+        writeInputs(t.evaluate, mem, fill, tokens.data(), targets.data(), rows);
     args.dlossScale = n > 0 ? 1.0 / (double)n : 1.0;
-    t.evaluate.fn(ctx, buf, args);
-    sums[(size_t)i] = losses.sum(rows);
+    t.evaluate.fn(ctx, mem.buffers(), args);
+    sums[(size_t)i] = mem.sumLosses(losses, rows);
     counts[(size_t)i] = (double)n;
   }
   if (comm.size() > 1 && batches > 0) {

@@ -13,6 +13,7 @@
 #define BMRT_APP_TRAIN_STEP_H
 
 #include "app/loss_scale.h"
+#include "app/train_memory.h"
 #include "bmrt/comm.h"
 #include "bmrt/program.h"
 #include "bmrt/tokens.h"
@@ -37,7 +38,7 @@ public:
   /// `deterministic`: micro-batch gradients are summed one by one, as a
   /// rank-order all-reduce sums ranks (an N-rank run is then bitwise one
   /// process's with N times the micro-batches).
-  TrainStepper(Context &ctx, const ProgramInfo &program, const Buffers &buf, uint64_t seed,
+  TrainStepper(Context &ctx, const ProgramInfo &program, TrainMemory &mem, uint64_t seed,
                int64_t accum, Comm &comm, bool deterministic);
 
   /// Forward and backward over `accum` micro-batches taken from `data`;
@@ -65,12 +66,14 @@ public:
 private:
   Context &ctx_;
   const ProgramInfo &program_;
-  const Buffers &buf_;
+  TrainMemory &mem_;
+  const Buffers &buf_; // mem_.buffers(): what the entries get
   uint64_t seed_;
   int64_t accum_;
   Comm &comm_;
   std::vector<int32_t> tokens_, targets_; // [accum, B*T]: this rank's micro-batches
   std::vector<int32_t> skipped_;          // other ranks' micro-batches, drawn and dropped
+  std::vector<int32_t> fill_;             // writeInputs' constant inputs
   std::vector<char> sum_;                 // deterministic accumulation (accum > 1)
   LossScaler scaler_;
   bool updateSkipped_ = false;
@@ -84,7 +87,7 @@ private:
 /// are ignored (targets -100), so each window counts once.
 /// The batches are shared out over the ranks of `comm`; every rank returns
 /// the same loss.
-double evaluateLoss(Context &ctx, const ProgramInfo &program, const Buffers &buf,
+double evaluateLoss(Context &ctx, const ProgramInfo &program, TrainMemory &mem,
                     const TokenBatches &data, int64_t maxBatches, uint64_t seed, int64_t step,
                     int64_t *targetsCounted, Comm &comm);
 

@@ -193,6 +193,12 @@ void gemm_ex_lowp_w(Context &ctx, LowPrecision p, Trans transA, Trans transB, in
                      accumulate);
 }
 
+// The bytes of that copy (host lowp.cpp's contract; --info prints them).
+int64_t low_param_bytes(const TrainInfo &train) {
+  const std::string precision = train.precision ? train.precision : "fp32";
+  return precision == "bf16" || precision == "fp16" ? 2 * train.groupElems : 0;
+}
+
 // The program's reduced-precision copy of the trainable group (host
 // lowp.cpp's contract; DeviceBuffers allocates Buffers::lowParams for it).
 void refresh_low_params(Context &ctx, const Buffers &buf, const TrainInfo &train) {

@@ -1,28 +1,28 @@
 //===- cuda/device_buffers.cpp - One cudaMalloc per role, pinned staging --===//
 #include "cuda/device_buffers.h"
 
+#include "app/role_plan.h"
 #include "cuda/check.h"
 
 #include <cstdio>
 
 namespace bmrt::cuda {
 
-std::vector<RoleSize> plannedRoles(const ProgramInfo &program) {
+std::vector<RoleSize> plannedRoles(const ProgramInfo &program, int rank, int ranks) {
+  const RolePlan plan = planRoles(program, rank, ranks);
   std::vector<RoleSize> roles = {
-      {"params", (size_t)program.paramBytes, "the model's size"},
-      {"state", (size_t)program.stateBytes, "the model's ctx (the KV cache's length)"},
-      {"activations", (size_t)program.activationBytes,
+      {"params", (size_t)plan.bytes[0], "the model's size"},
+      {"state", (size_t)plan.bytes[1], "the model's ctx (the KV cache's length)"},
+      {"activations", (size_t)plan.bytes[2],
        program.train ? "the job's batch and seq" : "the model's ctx (the prompt capacity)"},
   };
-  if (const TrainInfo *t = program.train) {
-    roles.push_back({"grads", (size_t)t->gradBytes, "the trainable params (ZeRO: ranks)"});
-    roles.push_back({"optimizer state", (size_t)t->optStateBytes,
+  if (program.train) {
+    roles.push_back({"grads", (size_t)plan.bytes[3], "the trainable params (ZeRO: ranks)"});
+    roles.push_back({"optimizer state", (size_t)plan.bytes[4],
                      "the optimizer (zero = 1 splits it over ranks)"});
     // Mixed precision: the trainable group's 16-bit copy (lowp.h).
-    const std::string precision = t->precision ? t->precision : "fp32";
-    if (precision == "bf16" || precision == "fp16")
-      roles.push_back({"low-precision params", (size_t)(2 * t->groupElems),
-                       "the trainable params"});
+    if (plan.bytes[5] > 0)
+      roles.push_back({"low-precision params", (size_t)plan.bytes[5], "the trainable params"});
   }
   return roles;
 }
@@ -53,8 +53,10 @@ void checkFits(const Device &dev, const std::vector<RoleSize> &roles, size_t fre
        ": make that smaller in the .bmb job, or free the GPU");
 }
 
-DeviceBuffers::DeviceBuffers(Device &dev, const ProgramInfo &program) {
-  std::vector<RoleSize> roles = plannedRoles(program);
+DeviceBuffers::DeviceBuffers(Device &dev, const ProgramInfo &program, int rank, int ranks) {
+  std::vector<RoleSize> roles = plannedRoles(program, rank, ranks);
+  if (program.train)
+    buf_.part = planRoles(program, rank, ranks).part;
   size_t freeBytes = 0, totalBytes = 0;
   BMRT_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
   checkFits(dev, roles, freeBytes, totalBytes);
@@ -65,6 +67,7 @@ DeviceBuffers::DeviceBuffers(Device &dev, const ProgramInfo &program) {
       continue;
     BMRT_CUDA_CHECK(cudaMalloc(slots[i], roles[i].bytes));
     BMRT_CUDA_CHECK(cudaMemsetAsync(*slots[i], 0, roles[i].bytes, dev.compute));
+    bytes_[i] = (int64_t)roles[i].bytes;
     total_ += roles[i].bytes;
   }
   BMRT_CUDA_CHECK(cudaStreamSynchronize(dev.compute));

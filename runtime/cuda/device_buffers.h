@@ -32,10 +32,10 @@ struct RoleSize {
   std::string sizedBy;
 };
 
-/// The roles of `program` (train programs add grads and optimizer state,
-/// bf16/fp16 ones the 16-bit copy of the trainable group), in the order of
-/// Buffers' fields.
-std::vector<RoleSize> plannedRoles(const ProgramInfo &program);
+/// The roles of `program` on rank `rank` of `ranks` (app/role_plan.h: train
+/// programs add grads and optimizer state, bf16/fp16 ones the 16-bit copy of
+/// the trainable group), in the order of Buffers' fields.
+std::vector<RoleSize> plannedRoles(const ProgramInfo &program, int rank = 0, int ranks = 1);
 
 /// Fails unless `roles` plus the workspace fit in `freeBytes`; the message
 /// lists the roles, the free and total memory, and what would make it fit.
@@ -46,19 +46,23 @@ void checkFits(const Device &dev, const std::vector<RoleSize> &roles, size_t fre
 /// are device pointers.
 class DeviceBuffers {
 public:
-  /// Checks the plan against the free memory, then one cudaMalloc per
-  /// non-empty role (zero-filled on the compute stream).
-  DeviceBuffers(Device &dev, const ProgramInfo &program);
+  /// Checks the plan of rank `rank` of `ranks` against the free memory,
+  /// then one cudaMalloc per non-empty role (zero-filled on the compute
+  /// stream). Buffers::part is the rank's partition.
+  DeviceBuffers(Device &dev, const ProgramInfo &program, int rank = 0, int ranks = 1);
   ~DeviceBuffers();
   DeviceBuffers(const DeviceBuffers &) = delete;
   DeviceBuffers &operator=(const DeviceBuffers &) = delete;
 
   const Buffers &get() const { return buf_; }
   size_t totalBytes() const { return total_; }
+  /// Bytes of role 0..5 (ProgramBuffers::bytes' order).
+  int64_t bytes(int role) const { return bytes_[role]; }
 
 private:
   Buffers buf_;
   size_t total_ = 0;
+  int64_t bytes_[6] = {0, 0, 0, 0, 0, 0};
 };
 
 /// Page-locked host memory for the copy stream (cudaMallocHost), so

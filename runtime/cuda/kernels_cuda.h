@@ -163,6 +163,8 @@ void rotary_backward(Device &dev, float *dx, const float *dout, const int32_t *p
 /// top_k and top_p are refused (not on the device yet).
 int32_t sample_token(Device &dev, const SamplingConfig &config, const float *logits,
                      int64_t vocab, uint64_t step);
+/// Fails unless sample_token can draw with `config` (top_k, top_p: not yet).
+void check_device_sampling(const SamplingConfig &config);
 
 //===--- Element-wise (elementwise_ops.cu) ---------------------------------===//
 

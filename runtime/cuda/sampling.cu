@@ -152,11 +152,15 @@ __global__ void sampleKernel(Result *out, const float *logits, int64_t V, bool g
 
 } // namespace
 
-int32_t sample_token(Device &dev, const SamplingConfig &config, const float *logits,
-                     int64_t vocab, uint64_t step) {
+void check_device_sampling(const SamplingConfig &config) {
   if (config.mode == SamplingMode::TopK || config.mode == SamplingMode::TopP)
     fail(std::string("sampling: ") + (config.mode == SamplingMode::TopK ? "top_k" : "top_p") +
          " is not implemented on the cuda backend yet (greedy and temperature are)");
+}
+
+int32_t sample_token(Device &dev, const SamplingConfig &config, const float *logits,
+                     int64_t vocab, uint64_t step) {
+  check_device_sampling(config);
   if (vocab < 1 || vocab > std::numeric_limits<int32_t>::max())
     fail("sampling: vocabulary of " + std::to_string(vocab) + " tokens");
   const bool greedy = config.mode == SamplingMode::Greedy;

@@ -81,12 +81,7 @@ double expSum(const float *x, float *d, int64_t V, float mx) {
 
 } // namespace
 
-int64_t count_targets(const int32_t *targets, int64_t rows, int64_t ignoreIndex) {
-  int64_t count = 0;
-  for (int64_t r = 0; r < rows; ++r)
-    count += targets[r] != ignoreIndex;
-  return count;
-}
+// count_targets (a count over the app's host arrays): training_tables.cpp.
 
 template <class T>
 void fused_classifier_forward_backward(Context &ctx, T *losses, T *dlogits,

@@ -12,7 +12,6 @@
 //    stay serial because waking the thread team costs more than the work.
 //  - The gradient norm accumulates in double (a float sum over 10^8 squares
 //    loses the small ones).
-//  - The schedules are transformers' lr_lambdas transcribed, step for step.
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/training.h"
@@ -132,57 +131,7 @@ double clip_coefficient(double totalNorm, double maxNorm) {
   return c < 1.0 ? c : 1.0;
 }
 
-namespace {
-void checkSchedule(const char *what, int64_t step, int64_t warmupSteps,
-                   int64_t totalSteps) {
-  if (step < 0 || warmupSteps < 0 || totalSteps < 0)
-    fail(std::string(what) + ": negative step, warmup or total (step " +
-         std::to_string(step) + ", warmup " + std::to_string(warmupSteps) + ", total " +
-         std::to_string(totalSteps) + ")");
-}
-double warmupFraction(int64_t step, int64_t warmupSteps) {
-  return double(step) / double(warmupSteps > 1 ? warmupSteps : 1);
-}
-} // namespace
-
-double lr_constant(int64_t step, int64_t warmupSteps) {
-  checkSchedule("lr_constant", step, warmupSteps, 0);
-  return step < warmupSteps ? warmupFraction(step, warmupSteps) : 1.0;
-}
-
-double lr_linear(int64_t step, int64_t warmupSteps, int64_t totalSteps) {
-  checkSchedule("lr_linear", step, warmupSteps, totalSteps);
-  if (step < warmupSteps)
-    return warmupFraction(step, warmupSteps);
-  const int64_t decaySteps = totalSteps - warmupSteps;
-  const double f =
-      double(totalSteps - step) / double(decaySteps > 1 ? decaySteps : 1);
-  return f > 0.0 ? f : 0.0;
-}
-
-double lr_cosine(int64_t step, int64_t warmupSteps, int64_t totalSteps, double numCycles) {
-  checkSchedule("lr_cosine", step, warmupSteps, totalSteps);
-  if (step < warmupSteps)
-    return warmupFraction(step, warmupSteps);
-  const int64_t decaySteps = totalSteps - warmupSteps;
-  const double progress =
-      double(step - warmupSteps) / double(decaySteps > 1 ? decaySteps : 1);
-  const double f = 0.5 * (1.0 + std::cos(M_PI * numCycles * 2.0 * progress));
-  return f > 0.0 ? f : 0.0;
-}
-
-double lr_multiplier(LrSchedule kind, int64_t step, int64_t warmupSteps,
-                     int64_t totalSteps, double numCycles) {
-  switch (kind) {
-  case LrSchedule::Constant:
-    return lr_constant(step, warmupSteps);
-  case LrSchedule::Linear:
-    return lr_linear(step, warmupSteps, totalSteps);
-  case LrSchedule::Cosine:
-    return lr_cosine(step, warmupSteps, totalSteps, numCycles);
-  }
-  fail("lr_multiplier: invalid schedule kind " + std::to_string((int)kind));
-}
+// The schedules (lr_constant ... lr_multiplier; not kernels): training_tables.cpp.
 
 #define BMRT_INSTANTIATE(T)                                                              \
   template void adamw_update<T>(Context &, T *, const T *, T *, T *, int64_t, double,    \

@@ -25,34 +25,7 @@
 
 namespace bmrt {
 
-// compiler/ZeroAuto.cpp sizes zero = auto's candidate plans with this same
-// formula (the compiler does not link the runtime): change both together.
-Partition partitionOf(const TrainInfo &train, int rank, int ranks) {
-  if (ranks < 1 || rank < 0 || rank >= ranks)
-    fail("partition of rank " + std::to_string(rank) + " of " + std::to_string(ranks));
-  const int64_t elems = train.groupElems;
-  const int64_t align = std::max<int64_t>(train.partitionAlign, 1);
-  Partition p;
-  if (train.zeroStage == 0 || ranks == 1) {
-    p.begin = 0;
-    p.end = p.size = p.optStride = p.total = elems;
-    return p;
-  }
-  const int64_t share = (elems + ranks - 1) / ranks;
-  p.size = (share + align - 1) / align * align;
-  p.begin = std::min<int64_t>((int64_t)rank * p.size, elems);
-  p.end = std::min<int64_t>(p.begin + p.size, elems);
-  p.optStride = p.size;
-  p.total = p.size * ranks;
-  return p;
-}
-
-DType groupDType(const ProgramInfo &program) {
-  for (int i = 0; i < program.numParams; ++i)
-    if (program.params[i].gradOffset >= 0)
-      return program.params[i].dtype;
-  return DType::F32;
-}
+// partitionOf and groupDType (tables, not kernels): training_tables.cpp.
 
 template <class T>
 double grad_norm_part(Context &ctx, const Buffers &buf, int64_t groupElems, int64_t chunk) {

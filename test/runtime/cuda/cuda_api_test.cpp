@@ -75,8 +75,11 @@ TEST(CudaBuffers, APlanThatDoesNotFitSaysNeedFreeAndWhichSetting) {
 }
 
 TEST(CudaBuffers, TrainProgramsPlanGradsAndOptimizerState) {
+  // A trainable group of 10 f32 elements with AdamW's two slots.
   bmrt::TrainInfo train = {};
+  train.groupElems = 10;
   train.gradBytes = 40;
+  train.optSlots = 2;
   train.optStateBytes = 80;
   bmrt::ProgramInfo program = {};
   program.paramBytes = 10, program.stateBytes = 0, program.activationBytes = 20;
@@ -93,6 +96,26 @@ TEST(CudaBuffers, TrainProgramsPlanGradsAndOptimizerState) {
   ASSERT_EQ(roles.size(), 6u);
   EXPECT_EQ(roles[5].role, "low-precision params");
   EXPECT_EQ(roles[5].bytes, 20u);
+}
+
+// Under ZeRO-1 a rank holds the grads of every partition but the optimizer
+// state of its own (app/role_plan.h, as the host's ProgramBuffers).
+TEST(CudaBuffers, AZeroRankPlansItsPartitionOfTheOptimizerState) {
+  bmrt::TrainInfo train = {};
+  train.groupElems = 10;
+  train.gradBytes = 40;
+  train.optSlots = 2;
+  train.optStateBytes = 80;
+  train.zeroStage = 1;
+  train.partitionAlign = 4; // partitions of ceil(10 / 2) = 5 rounded up to 8
+  bmrt::ProgramInfo program = {};
+  program.paramBytes = 40, program.activationBytes = 20;
+  program.train = &train;
+  auto roles = bmrt::cuda::plannedRoles(program, 1, 2);
+  ASSERT_EQ(roles.size(), 5u);
+  EXPECT_EQ(roles[0].bytes, 64u); // the group's span: 2 partitions of 8
+  EXPECT_EQ(roles[3].bytes, 64u);
+  EXPECT_EQ(roles[4].bytes, 64u); // 2 slots x 8 elements x 4 bytes
 }
 
 // Shapes the device kernels refuse before launching anything.

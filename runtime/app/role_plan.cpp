@@ -1,0 +1,29 @@
+//===- app/role_plan.cpp - The sizes of a program's role allocations ------===//
+#include "app/role_plan.h"
+#include "bmrt/lowp.h"
+
+#include <algorithm>
+
+namespace bmrt {
+
+RolePlan planRoles(const ProgramInfo &program, int rank, int ranks) {
+  RolePlan plan;
+  plan.bytes[0] = program.paramBytes;
+  if (const TrainInfo *train = program.train) {
+    // The rank's partition decides the sizes (docs/distributed.md): grads
+    // and the group's span of the params hold every rank's partition, the
+    // optimizer state only this rank's.
+    plan.part = partitionOf(*train, rank, ranks);
+    const int64_t elem = train->groupElems > 0 ? train->gradBytes / train->groupElems : 4;
+    plan.bytes[0] =
+        std::max(program.paramBytes, train->groupParamOffset + plan.part.total * elem);
+    plan.bytes[3] = plan.part.total * elem;
+    plan.bytes[4] = train->optSlots * plan.part.optStride * elem;
+    plan.bytes[5] = low_param_bytes(*train); // every rank reads all weights
+  }
+  plan.bytes[1] = program.stateBytes;
+  plan.bytes[2] = program.activationBytes;
+  return plan;
+}
+
+} // namespace bmrt

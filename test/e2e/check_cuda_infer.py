@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""The --target=cuda infer executable against Hugging Face and the host
+executable (ctest label cuda-gpu; test/runtime/cuda/CMakeLists.txt).
+
+  check_cuda_infer.py PROBE CUDA_EXE HOST_EXE CONFIG WORKDIR
+
+Without a GPU (PROBE, bmb-cuda-probe, fails) it prints why and exits 77,
+which ctest reports as Skipped. With one, on CONFIG's Hugging Face
+checkpoint and prompt (hf_reference.py, shared with check_infer.py):
+ - check_infer's numerics on CUDA_EXE: the logits of the prefill and of every
+   greedy decode step within 1e-4 (max|ours - ref| / max|ref|) of HF, and
+   HF's greedy tokens (encoders: hidden states and pooled output to 1e-4).
+   The device's GEMMs are strict fp32 (no TF32), so only the summation order
+   differs from HF's and the host's: ~1e-6 relative on these configs, the
+   tolerance the host executable meets too. The prompts are chosen with a
+   greedy margin (hf_reference.MIN_MARGIN) far above that, so the argmax
+   cannot flip.
+ - the same command through both executables: the greedy ids printed by
+   --output ids are identical; configs with a tokenizer also print the same
+   text for a text prompt; an encoder's printed vector agrees to 1e-4.
+"""
+
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import check_infer  # noqa: E402
+import configs  # noqa: E402
+import harness  # noqa: E402
+import hf_reference  # noqa: E402
+
+SKIPPED = 77
+
+
+def same_stdout(fails, label, cuda_exe, host_exe, args):
+    """Runs both executables with args; fails unless both succeed and print
+    the same bytes. Returns the two stdouts (or None)."""
+    ours = check_infer.run_ours(fails, "cuda " + label, [cuda_exe] + args)
+    ref = check_infer.run_ours(fails, "host " + label, [host_exe] + args)
+    if not ours or not ref:
+        return None
+    return ours.stdout, ref.stdout
+
+
+def compare_with_host(c, cuda_exe, host_exe, d, fails):
+    prompt = ",".join(str(t) for t in np.load(os.path.join(d, "prompt_ids.npy")).tolist())
+    if c["family"] == "bert":
+        outs = same_stdout(fails, "encoder vector", cuda_exe, host_exe,
+                           ["--load", d, "--prompt-ids", prompt])
+        if outs:
+            ours, ref = (np.array(harness.text(o).split(), dtype=np.float64) for o in outs)
+            e = harness.rel_err(ours, ref) if ours.shape == ref.shape else float("inf")
+            print("encoder vector: cuda vs host, max rel err %.2e" % e)
+            fails.check(e <= harness.TOL, "the printed vectors differ: cuda %s, host %s (max "
+                        "rel err %.2e > %.0e)" % (ours.shape, ref.shape, e, harness.TOL))
+        return
+    greedy = ["--sampling", "greedy", "--ignore-eos", "--max-tokens", str(c["steps"])]
+    outs = same_stdout(fails, "greedy ids", cuda_exe, host_exe,
+                       ["--load", d, "--prompt-ids", prompt, "--output", "ids"] + greedy)
+    if outs:
+        print("greedy ids: cuda %r, host %r" % (harness.text(outs[0]).strip(),
+                                                harness.text(outs[1]).strip()))
+        fails.check(outs[0] == outs[1], "the greedy ids differ from the host executable's")
+    if c["tokenizer"]:
+        outs = same_stdout(fails, "text", cuda_exe, host_exe,
+                           ["--load", d, "--tokenizer", d, "--prompt", hf_reference.TEXT_PROMPT,
+                            "--output", "text"] + greedy)
+        if outs:
+            fails.check(outs[0] == outs[1], "the generated text differs from the host "
+                        "executable's: cuda %r, host %r" % (outs[0], outs[1]))
+
+
+def main(argv):
+    if len(argv) != 6:
+        print(__doc__, file=sys.stderr)
+        return 2
+    probe, cuda_exe, host_exe = (os.path.abspath(a) for a in argv[1:4])
+    c = configs.get(argv[4])
+    workdir = os.path.abspath(argv[5])
+    p = harness.run([probe], quiet=True)
+    if p.returncode != 0:
+        print("skipped: no usable GPU: %s" % harness.tail(p.stderr + p.stdout, 3))
+        return SKIPPED
+    for exe in (cuda_exe, host_exe):
+        if not os.access(exe, os.X_OK):
+            harness.die("%s is not an executable" % exe)
+    fails = harness.Failures("check_cuda_infer %s" % c["name"])
+    d = hf_reference.ensure(c, workdir)
+    check_infer.run_numerics(c, cuda_exe, d, fails, "cuda", [])
+    compare_with_host(c, cuda_exe, host_exe, d, fails)
+    return fails.exit_code()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""The --target=cuda train executable against the host executable (ctest
+label cuda-gpu; test/runtime/cuda/CMakeLists.txt).
+
+  check_cuda_train.py PROBE CUDA_EXE HOST_EXE CONFIG WORKDIR
+
+Without a GPU (PROBE, bmb-cuda-probe, fails) it prints why and exits 77,
+which ctest reports as Skipped. With one, both executables train STEPS
+AdamW steps from the same Hugging Face weights on the same token file in
+sequential order (check_train.Setup, a data seed of its own), logging the
+loss of every step and saving a checkpoint, then:
+ - the logged losses agree: |cuda - host| <= 1e-4 * |host| at every step.
+   The device's GEMMs are strict fp32 (no TF32) and only summation orders
+   differ from the host's (~1e-6 relative on one forward, as the infer check
+   and the kernel tests measure); AdamW's normalized updates can turn
+   near-zero gradients' rounding into lr-sized weight differences (GPT-2's
+   key bias), which move the loss of later steps by far less than 1e-4 over
+   a few steps of a nano model;
+ - the checkpoint the device saved (params copied back from the GPU) gives
+   the host executable's --eval-only the loss the host's own checkpoint
+   gives, within the same 1e-4;
+ - the device run resumed: 3 steps saved, then --resume to STEPS (params and
+   optimizer state copied in from the checkpoint) logs the straight device
+   run's losses for the last steps, within 1e-4 (the device's kernels are
+   deterministic, so they should be equal);
+ - with two GPUs or more (nvidia-smi -L), `mpirun -np 2` of the device
+   executable (NCCL, one GPU per rank by $OMPI_COMM_WORLD_LOCAL_RANK) logs
+   the losses of the host executable with --accum 2 in one process (the
+   same global batch; docs/distributed.md), within 1e-4: NCCL sums the two
+   ranks' gradients in its own order, a rounding-level difference.
+   With fewer GPUs this part says so and is left out.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import check_train  # noqa: E402
+import configs  # noqa: E402
+import harness  # noqa: E402
+
+SKIPPED = 77
+STEPS = 5
+TOL = 1e-4
+DATA_SEED = 11  # apart from check_train's data files
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_rmaps_base_oversubscribe": "1"}
+
+
+def train(fails, s, label, exe, save, log, steps=STEPS, resume=False, extra=(), ranks=0):
+    start = ["--resume"] if resume else ["--load", s.init]
+    cmd = [exe] + start + ["--data", s.data, "--order", "sequential", "--val-fraction", "0",
+                           "--steps", str(steps), "--save", save, "--log", log] + list(extra)
+    if ranks:
+        cmd = ["mpirun", "-np", str(ranks)] + cmd
+        print("$ " + " ".join(cmd), flush=True)
+        p = subprocess.run(cmd, capture_output=True, timeout=600,
+                           env=dict(os.environ, **MPI_ENV))
+    else:
+        p = harness.run(cmd)
+    if p.returncode != 0:
+        fails.add("%s: exit %s\n%s" % (label, p.returncode, harness.tail(p.stderr)))
+        return None
+    return [r["loss"] for r in check_train.logged(log)]
+
+
+def eval_loss(fails, s, label, host_exe, checkpoint):
+    p = harness.run([host_exe, "--eval-only", "--load", checkpoint, "--data", s.data,
+                     "--eval-split", "all"])
+    if p.returncode != 0:
+        fails.add("%s: exit %s\n%s" % (label, p.returncode, harness.tail(p.stderr)))
+        return None
+    for line in harness.text(p.stdout).splitlines():
+        if line.startswith("loss "):
+            return float(line.split()[1])
+    fails.add("%s: no loss line in %r" % (label, harness.text(p.stdout)))
+    return None
+
+
+def rel(a, b):
+    return abs(a - b) / max(abs(b), 1e-30)
+
+
+def main(argv):
+    if len(argv) != 6:
+        print(__doc__, file=sys.stderr)
+        return 2
+    probe, cuda_exe, host_exe = (os.path.abspath(a) for a in argv[1:4])
+    config, workdir = argv[4], os.path.abspath(argv[5])
+    p = harness.run([probe], quiet=True)
+    if p.returncode != 0:
+        print("skipped: no usable GPU: %s" % harness.tail(p.stderr + p.stdout, 3))
+        return SKIPPED
+    c = configs.get(config)
+    fails = harness.Failures("check_cuda_train %s" % c["name"])
+    t = check_train.TRAIN[config]
+    s = check_train.Setup(config, workdir, (STEPS + 2) * t["batch"] * t["seq"] + t["seq"] + 1,
+                          seed=DATA_SEED)
+    runs = {}
+    for label, exe in (("cuda", cuda_exe), ("host", host_exe)):
+        save, log = fresh(s, "cuda-vs-host-" + label)
+        runs[label] = (save, train(fails, s, label + " training", exe, save, log))
+    (cuda_save, ours), (host_save, ref) = runs["cuda"], runs["host"]
+    if ours is None or ref is None:
+        return fails.exit_code()
+    print("losses: cuda %s\n        host %s" % (ours, ref))
+    if fails.check(len(ours) == len(ref) == STEPS, "logged %d (cuda) and %d (host) losses, "
+                   "expected %d" % (len(ours), len(ref), STEPS)):
+        worst = max(rel(a, b) for a, b in zip(ours, ref))
+        print("max relative loss difference over %d steps: %.2e" % (STEPS, worst))
+        fails.check(worst <= TOL, "the losses differ by %.2e > %.0e relative" % (worst, TOL))
+    ours_eval = eval_loss(fails, s, "eval of the cuda checkpoint", host_exe,
+                          check_train.latest(cuda_save))
+    ref_eval = eval_loss(fails, s, "eval of the host checkpoint", host_exe,
+                         check_train.latest(host_save))
+    if ours_eval is not None and ref_eval is not None:
+        print("eval loss of the saved weights: cuda %.9g, host %.9g" % (ours_eval, ref_eval))
+        fails.check(rel(ours_eval, ref_eval) <= TOL, "the saved weights evaluate to %.9g "
+                    "(cuda) and %.9g (host)" % (ours_eval, ref_eval))
+    check_resume(fails, s, cuda_exe, ours)
+    check_two_ranks(fails, s, cuda_exe, host_exe)
+    return fails.exit_code()
+
+
+def gpu_count():
+    try:
+        p = subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    return sum(1 for l in harness.text(p.stdout).splitlines() if l.startswith("GPU "))
+
+
+def fresh(s, name):
+    save = os.path.join(s.dir, name)
+    shutil.rmtree(save, ignore_errors=True)
+    if os.path.exists(save + ".jsonl"):
+        os.remove(save + ".jsonl")
+    return save, save + ".jsonl"
+
+
+def check_two_ranks(fails, s, cuda_exe, host_exe):
+    n = gpu_count()
+    if n < 2:
+        print("two ranks: left out (nvidia-smi -L lists %d GPU%s)" % (n, "" if n == 1 else "s"))
+        return
+    save, log = fresh(s, "cuda-2-ranks")
+    ours = train(fails, s, "cuda, mpirun -np 2", cuda_exe, save, log, ranks=2)
+    save, log = fresh(s, "host-accum-2")
+    ref = train(fails, s, "host, --accum 2", host_exe, save, log, extra=["--accum", "2"])
+    if ours is None or ref is None:
+        return
+    if not fails.check(len(ours) == len(ref) == STEPS, "two ranks: %d and %d losses, expected "
+                       "%d" % (len(ours), len(ref), STEPS)):
+        return
+    worst = max(rel(a, b) for a, b in zip(ours, ref))
+    print("two ranks vs --accum 2: max relative loss difference %.2e" % worst)
+    fails.check(worst <= TOL, "two ranks on NCCL differ from one host process with --accum 2 "
+                "by %.2e > %.0e" % (worst, TOL))
+
+
+def check_resume(fails, s, cuda_exe, straight):
+    save, log = fresh(s, "cuda-resumed")
+    if train(fails, s, "cuda, 3 steps", cuda_exe, save, log, steps=3) is None:
+        return
+    resumed = train(fails, s, "cuda, resumed to %d" % STEPS, cuda_exe, save, log, resume=True)
+    if resumed is None or not fails.check(len(resumed) == STEPS, "the resumed run logged %d "
+                                          "losses, expected %d" % (len(resumed), STEPS)):
+        return
+    worst = max(rel(a, b) for a, b in zip(resumed[3:], straight[3:]))
+    print("resumed vs straight (steps 4..%d): max relative difference %.2e" % (STEPS, worst))
+    fails.check(worst <= TOL, "the resumed device run's losses differ from the straight "
+                "run's by %.2e > %.0e" % (worst, TOL))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -49,13 +49,15 @@ ProgramBuffers::ProgramBuffers(const ProgramInfo &program, int rank, int ranks) 
   if (train) {
     // The rank's partition decides the sizes (docs/distributed.md): grads
     // and the group's span of the params hold every rank's partition, the
-    // optimizer state only this rank's.
+    // optimizer state only this rank's. zero = 2: the grads hold only the
+    // rank's partition, plus the staging of one unit at a time.
     buf_.part = partitionOf(*train, rank, ranks);
     const int64_t elem = train->groupElems > 0 ? train->gradBytes / train->groupElems : 4;
     bytes_[0] = std::max(program.paramBytes, train->groupParamOffset + buf_.part.total * elem);
-    bytes_[3] = buf_.part.total * elem;
+    bytes_[3] = buf_.part.gradElems * elem;
     bytes_[4] = train->optSlots * buf_.part.optStride * elem;
     bytes_[5] = low_param_bytes(*train); // every rank reads all weights
+    bytes_[6] = train->gradStagingBytes;
   }
   bytes_[1] = program.stateBytes;
   bytes_[2] = program.activationBytes;
@@ -69,6 +71,8 @@ ProgramBuffers::ProgramBuffers(const ProgramInfo &program, int rank, int ranks) 
       buf_.optState = mapZeroed(bytes_[4], "optimizer state", program);
       if (bytes_[5] > 0)
         buf_.lowParams = mapZeroed(bytes_[5], "reduced-precision weight copy", program);
+      if (bytes_[6] > 0)
+        buf_.gradStaging = mapZeroed(bytes_[6], "gradient staging", program);
     }
   } catch (...) {
     release(); // what was mapped before the failing role
@@ -79,9 +83,9 @@ ProgramBuffers::ProgramBuffers(const ProgramInfo &program, int rank, int ranks) 
 ProgramBuffers::~ProgramBuffers() { release(); }
 
 void ProgramBuffers::release() {
-  void *ptrs[6] = {buf_.params, buf_.state, buf_.activations, buf_.grads, buf_.optState,
-                   buf_.lowParams};
-  for (int i = 0; i < 6; i++)
+  void *ptrs[7] = {buf_.params, buf_.state, buf_.activations, buf_.grads, buf_.optState,
+                   buf_.lowParams, buf_.gradStaging};
+  for (int i = 0; i < 7; i++)
     if (ptrs[i])
       munmap(ptrs[i], (size_t)bytes_[i]);
   buf_ = Buffers();

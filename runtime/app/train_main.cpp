@@ -401,6 +401,7 @@ int TrainRun::run() {
   banner.part = buf.part;
   banner.bufferBytes = {buffers.bytes(0), buffers.bytes(3), buffers.bytes(4)};
   banner.lowParamBytes = buffers.bytes(5);
+  banner.stagingBytes = buffers.bytes(6);
   banner.lossScale = flags_.lossScale > 0                        ? flags_.lossScale
                      : resumed && resumed->state.lossScale > 0 ? resumed->state.lossScale
                                                                : train_.lossScale;

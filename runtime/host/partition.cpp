@@ -4,7 +4,10 @@
 // docs/distributed.md. The flat trainable group is the same byte layout in
 // the params allocation (from groupParamOffset) and the grads allocation
 // (from 0); a rank owns elements [part.begin, part.end) and keeps the
-// optimizer state of those only, slot k at k * part.optStride.
+// optimizer state of those only, slot k at k * part.optStride. Under
+// zero = 2 the grads allocation holds only the partition (element e at
+// grads[e - part.gradsFrom]), filled unit by unit during the backward by
+// reduce_scatter_unit and add_unit_grads.
 //
 // The gradient norm is where determinism across world sizes is won or lost:
 // a sum of squares split differently over ranks or threads rounds
@@ -117,8 +120,9 @@ void adamw_update_part(Context &ctx, const Buffers &buf, int64_t groupParamOffse
     return;
   T *params = (T *)((char *)buf.params + groupParamOffset);
   T *m = (T *)buf.optState + (lo - buf.part.begin);
-  adamw_update<T>(ctx, params + lo, (const T *)buf.grads + (lo - buf.part.gradsFrom), m, m + buf.part.optStride, hi - lo,
-                  lr, beta1, beta2, eps, weightDecay, step);
+  const T *g = (const T *)buf.grads + (lo - buf.part.gradsFrom);
+  adamw_update<T>(ctx, params + lo, g, m, m + buf.part.optStride, hi - lo, lr, beta1, beta2, eps,
+                  weightDecay, step);
 }
 
 template <class T>
@@ -130,8 +134,8 @@ void sgd_update_part(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
     return;
   T *params = (T *)((char *)buf.params + groupParamOffset);
   T *momentumBuf = momentum != 0.0 ? (T *)buf.optState + (lo - buf.part.begin) : nullptr;
-  sgd_update<T>(ctx, params + lo, (const T *)buf.grads + (lo - buf.part.gradsFrom), momentumBuf, hi - lo, lr, momentum,
-                weightDecay, step);
+  const T *g = (const T *)buf.grads + (lo - buf.part.gradsFrom);
+  sgd_update<T>(ctx, params + lo, g, momentumBuf, hi - lo, lr, momentum, weightDecay, step);
 }
 
 // Group elements [at, at + n) meet rank q's partition [q * size, (q + 1) *

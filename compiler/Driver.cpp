@@ -252,8 +252,13 @@ void printMemoryPlan(mlir::bmb::exec::ProgramOp program, llvm::raw_ostream &os) 
   };
   os << "\nmemory plan of '" << program.getSymName() << "' (one allocation per role):\n";
   row("params", params);
+  // zero = 2: the backward's staging of one unit at a time (the grads row
+  // is the whole group here; the runtime keeps only a rank's partition).
+  int64_t staging = bytes(program, "grad_staging_bytes");
   if (train) {
-    row("grads", grads);
+    row(staging ? "grads (1 rank; N: 1/N)" : "grads", grads);
+    if (staging)
+      row("grads staging (zero = 2)", staging);
     row("optimizer state", optState);
     if (lowCopy)
       row((precision.getValue() + " weight copy").str(), lowCopy);
@@ -263,7 +268,7 @@ void printMemoryPlan(mlir::bmb::exec::ProgramOp program, llvm::raw_ostream &os) 
   for (auto f : program.getOps<mlir::func::FuncOp>())
     row(("activations of " + f.getName()).str(), bytes(f, "activation_bytes"));
   row("activations (shared)", act);
-  row("peak", params + state + grads + optState + lowCopy + act);
+  row("peak", params + state + grads + staging + optState + lowCopy + act);
 }
 
 int usage(const std::string &message) {
@@ -530,6 +535,16 @@ int bmb::driverMain(int argc, char **argv) {
     if (f64) {
       llvm::errs() << "bmbc: error: the cuda target has no fp64 kernels yet: this job computes "
                       "in fp64 (precision = fp64); build it with --target=host\n";
+      return kExitNotImplemented;
+    }
+    // ZeRO-2's per-unit reduce-scatter and its staging exist on the host
+    // only (bmrt::reduce_scatter_unit; NCCL has no per-rank pieces yet).
+    bool zero2 = false;
+    module->walk([&](mlir::bmb::exec::ReduceScatterUnitOp) { zero2 = true; });
+    if (zero2) {
+      llvm::errs() << "bmbc: error: the cuda target has no zero = 2 yet (the per-layer "
+                      "reduce-scatter of staged gradients is host-only); use zero = 0 or 1, "
+                      "or build it with --target=host\n";
       return kExitNotImplemented;
     }
     // Prefix tuning's attention and per-iteration deltas' gates have host

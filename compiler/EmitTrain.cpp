@@ -59,6 +59,11 @@ bool Emitter::overlapsGrads() {
   return any;
 }
 
+bool Emitter::stagesGrads() {
+  auto train = program->getAttrOfType<DictionaryAttr>("train");
+  return train && trainInt(train, "zero_stage") == 2;
+}
+
 std::string Emitter::gradType() {
   std::string t;
   for (auto p : program.getOps<ParamOp>())
@@ -91,13 +96,31 @@ void Emitter::emitGradsAndOptState() {
       os << "  " << cType(cast<MemRefType>(p.getType()).getElementType()) << " *"
          << cIdent(p.getSymName()) << "; // " << shapeStr(cast<MemRefType>(p.getType()).getShape())
          << "\n";
-  os << "  char unused; // keeps the struct non-empty when every param is frozen\n};\n\n"
-     << "Grads gradsOf(const Buffers &buf) {\n  char *base = (char *)buf.grads;\n  Grads g;\n";
+  os << "  char unused; // keeps the struct non-empty when every param is frozen\n};\n\n";
+  // zero = 2: the backward writes into the staging allocation (one layer
+  // of each repeat; a stacked param's every layer at its staging_offset),
+  // and the grads allocation holds only the rank's partition.
+  const bool staged = stagesGrads();
+  if (staged)
+    os << "// zero = 2: gradients are staged one unit at a time (Buffers::gradStaging).\n"
+       << "Grads gradsOf(const Buffers &buf) {\n"
+       << "  if (!buf.gradStaging)\n"
+       << "    fail(\"this zero = 2 program needs Buffers::gradStaging, which the app did not "
+          "allocate\");\n"
+       << "  char *base = (char *)buf.gradStaging;\n  Grads g;\n";
+  else
+    os << "Grads gradsOf(const Buffers &buf) {\n  char *base = (char *)buf.grads;\n  Grads g;\n";
   for (auto p : program.getOps<ParamOp>())
-    if (p.getGradOffset())
+    if (p.getGradOffset()) {
+      if (staged && !p.getStagingOffset()) {
+        error(p, "emission: a zero = 2 program's trainable param has no staging_offset (run "
+                 "bmb-plan-memory)");
+        return;
+      }
       os << "  g." << cIdent(p.getSymName()) << " = ("
          << cType(cast<MemRefType>(p.getType()).getElementType()) << " *)(base + "
-         << *p.getGradOffset() << ");\n";
+         << (staged ? *p.getStagingOffset() : *p.getGradOffset()) << ");\n";
+    }
   os << "  g.unused = 0;\n  return g;\n}\n\n";
   os << "// ---- Optimizer state: " << slots << " slot(s)"
      << (trainStr(train, "optimizer") == "adamw" ? " (exp_avg, exp_avg_sq)" : "")
@@ -136,7 +159,8 @@ bool Emitter::emitTrainOp(Operation *op) {
   };
   if (auto g = dyn_cast<GradRefOp>(op)) {
     std::string base = "G." + cIdent(g.getParam());
-    names[g.getResult()] = g.getLayer() ? "(" + base + " + " + name(g.getLayer()) + " * " +
+    // zero = 2: every layer's gradient is staged in the same place.
+    names[g.getResult()] = g.getLayer() && !stagesGrads() ? "(" + base + " + " + name(g.getLayer()) + " * " +
                                               layerStrideElems(g.getParamAttr()) + ")"
                                         : base;
     return true;
@@ -363,7 +387,7 @@ bool Emitter::emitTrainOp(Operation *op) {
   }
   if (isa<ZeroGradsOp>(op)) {
     os << in << "fill_zero<" << gradType() << ">(ctx, (" << gradType()
-       << " *)buf.grads, buf.part.total);\n";
+       << " *)buf.grads, buf.part.gradElems);\n";
     return true;
   }
   // Collectives (bmrt/comm.h): issue, then wait.
@@ -441,6 +465,55 @@ bool Emitter::emitTrainOp(Operation *op) {
     os << in << "if (args.overlapGrads)\n"
        << in << "  commDefer(ctx, commOf(ctx).allReduce((" << gradType() << " *)buf.grads + " << at
        << ", " << end - first << ", " << dtype << "));\n";
+    return true;
+  }
+  // ZeRO-2: one staged unit, group elements [at, at + n) staged at
+  // element stagingAt; a layer's unit is `layer` strides further on in the
+  // group and in the same place of the staging.
+  struct StagedUnit {
+    int64_t stagingAt = -1, first = -1, end = -1, stride = 0;
+  };
+  auto stagedUnit = [&](Operation *at, ArrayAttr params, Value layer, StagedUnit &u) {
+    for (Attribute a : params) {
+      GroupRange g;
+      if (!groupRange(at, cast<FlatSymbolRefAttr>(a), g))
+        return false;
+      auto p = SymbolTable::lookupNearestSymbolFrom<ParamOp>(at, cast<FlatSymbolRefAttr>(a));
+      if (!p.getStagingOffset()) {
+        error(at, "emission: the param has no staging_offset (run bmb-plan-memory)");
+        return false;
+      }
+      int64_t staging = *p.getStagingOffset() / (gradType() == "double" ? 8 : 4);
+      int64_t n = layer ? g.slice : g.slice * g.layers;
+      u.stagingAt = u.stagingAt < 0 ? staging : std::min(u.stagingAt, staging);
+      u.first = u.first < 0 ? g.offset : std::min(u.first, g.offset);
+      u.end = std::max(u.end, g.offset + n);
+      u.stride = g.stride;
+    }
+    return true;
+  };
+  auto unitArgs = [&](const StagedUnit &u, Value layer) {
+    std::string at = std::to_string(u.first);
+    if (layer)
+      at += " + " + name(layer) + " * " + std::to_string(u.stride);
+    return std::to_string(u.stagingAt) + ", " + at + ", " + std::to_string(u.end - u.first);
+  };
+  if (auto r = dyn_cast<ReduceScatterUnitOp>(op)) {
+    StagedUnit u;
+    if (!stagedUnit(op, r.getParams(), r.getLayer(), u))
+      return true;
+    std::string n = "r" + std::to_string(counter++);
+    names[r.getRequest()] = n;
+    os << in << "const CommHandle " << n << " = reduce_scatter_unit<" << gradType()
+       << ">(ctx, buf, " << unitArgs(u, r.getLayer()) << ");\n";
+    return true;
+  }
+  if (auto a = dyn_cast<AddUnitGradsOp>(op)) {
+    StagedUnit u;
+    if (!stagedUnit(op, a.getParams(), a.getLayer(), u))
+      return true;
+    os << in << "add_unit_grads<" << gradType() << ">(ctx, buf, " << unitArgs(u, a.getLayer())
+       << ");\n";
     return true;
   }
   if (isa<WaitDeferredOp>(op)) {
@@ -567,6 +640,11 @@ void Emitter::emitTrainTables(ArrayRef<func::FuncOp> entries) {
      << "  kGroupUnits, " << units.size() - 1 << ", // units of the trainable group\n"
      << "  " << (overlapsGrads() ? "true" : "false")
      << ", // the backward can issue the gradient all-reduces (StepArgs::overlapGrads)\n"
+     << "  "
+     << (program->getAttrOfType<IntegerAttr>("grad_staging_bytes")
+             ? program->getAttrOfType<IntegerAttr>("grad_staging_bytes").getInt()
+             : 0)
+     << ", // zero = 2: bytes of the gradient staging (one unit at a time)\n"
      << "};\n\n";
   bool tune = program->hasAttr("tune");
   if (tune)

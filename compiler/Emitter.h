@@ -188,6 +188,8 @@ private:
   void emitTuneInfo();
   /// Whether the backward defers gradient all-reduces (TrainInfo::overlapGrads).
   bool overlapsGrads();
+  /// zero = 2: the backward writes gradients into the staging allocation.
+  bool stagesGrads();
   /// The C++ element type of every gradient (one type per program: the
   /// whole-allocation ops need it).
   std::string gradType();

@@ -511,7 +511,8 @@ LogicalResult mlir::bmb::lowerParams(ModelOp model, ex::ProgramOp program) {
                           MemRefType::get(t.getShape(), t.getElementType()),
                           p.getStacked() == 1, p.getFrozen(), /*decay=*/false,
                           IntegerAttr(), IntegerAttr(), IntegerAttr(),
-                          /*layer_stride=*/IntegerAttr(), initDict);
+                          /*layer_stride=*/IntegerAttr(), /*staging_offset=*/IntegerAttr(),
+                          initDict);
     // Delta params (bmb-insert-deltas) keep their mark for the runtime's
     // checkpoint layouts (bmrt::ParamInfo::delta).
     for (StringRef mark : {"bmb.delta", "bmb.lora_merge"})

@@ -184,6 +184,16 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
     pendingRequests.push_back(issue);
     return success();
   }
+  if (auto r = dyn_cast<GradReduceScatterUnitOp>(op)) {
+    // ZeRO-2: the unit's staged gradients, summed over ranks into the
+    // rank's partition, before the backward stages the next unit there.
+    Value layer = r.getLayer() ? lookup(r.getLayer()) : Value();
+    auto issue = b.create<ex::ReduceScatterUnitOp>(r.getLoc(), requestType(), r.getParamsAttr(),
+                                                   layer);
+    b.create<ex::WaitOp>(r.getLoc(), issue);
+    b.create<ex::AddUnitGradsOp>(r.getLoc(), r.getParamsAttr(), layer);
+    return success();
+  }
   if (auto r = dyn_cast<GradReduceScatterOp>(op)) {
     if (gradNorm)
       return r.emitError("gradient reduce-scatter after the gradients were read");
@@ -635,8 +645,10 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
     }
   }
   int64_t optSlots = optKind == "adamw" ? 2 : momentum != 0 ? 1 : 0;
-  // bmb-zero left its mark on @optimizer_step: a partitioned step.
+  // bmb-zero left its mark on @optimizer_step (stage 1: a partitioned
+  // step) or on the backward (stage 2: per-unit reduce-scatters).
   int64_t zeroStage = optStep.getOps<GradReduceScatterOp>().empty() ? 0 : 1;
+  trainStep.walk([&](GradReduceScatterUnitOp) { zeroStage = 2; });
   auto str = [&](DictionaryAttr d, StringRef key) {
     auto s = d ? d.getAs<StringAttr>(key) : StringAttr();
     return b.getStringAttr(s ? s.getValue() : "");

@@ -145,15 +145,19 @@ def DataParallelPass : Pass<"bmb-data-parallel", "::mlir::ModuleOp"> {
 }
 
 def ZeroPass : Pass<"bmb-zero", "::mlir::ModuleOp"> {
-  let summary = "ZeRO stage 1: partitions the optimizer state over the ranks";
+  let summary = "ZeRO stages 1 and 2: partitions the optimizer state (and gradients) over the ranks";
   let description = [{
     For a train job with `zero = 1`, replaces `@optimizer_step`'s gradient
     all-reduce buckets by one `bmb.grad_reduce_scatter` of the flat
     trainable group and ends the step with `bmb.param_all_gather`: each rank
     clips and updates its own partition and keeps only its partition's
-    optimizer state. `zero = 0` (or none) changes nothing; 2 and 3 are
-    errors at the setting (not implemented yet), and so is `auto`, which
-    bmbc resolves before the pipeline runs.
+    optimizer state. With `zero = 2` the optimizer step has nothing to
+    reduce: the backward's per-unit all-reduces (bmb-data-parallel's
+    overlap) become `bmb.grad_reduce_scatter_unit`, each rank keeping only
+    its partition of the gradients; the step ends with the all-gather as in
+    stage 1. `zero = 0` (or none) changes nothing; 3 is an error at the
+    setting (not implemented yet), and so is `auto`, which bmbc resolves
+    before the pipeline runs.
   }];
 }
 

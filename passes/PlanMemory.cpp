@@ -23,7 +23,11 @@
 // The optimizer state is N slots over the group, slot k of a one-rank run
 // at k * grad_bytes (`opt_offset` = `grad_offset` within each slot); a
 // partition's chunk of `partition_align` elements is also the unit of the
-// deterministic gradient norm. Their activations are
+// deterministic gradient norm. zero = 2 programs also get a staging
+// allocation (`grad_staging_bytes`, each param's `staging_offset`): the
+// params outside repeats and one layer of each repeat, where the backward
+// writes a unit's gradients before they are reduce-scattered into the
+// partition. Their activations are
 // planned like any entry's: the forward_backward entry holds the forward
 // and the backward, so a saved activation (a stacked `[count, ...]` buffer
 // written in the forward loop, read in the backward loop) is live from the
@@ -156,14 +160,19 @@ int64_t planFunction(func::FuncOp f) {
 ///
 /// Repeats of the same length share their units (layer i of each): the
 /// exec level no longer says which repeat a stacked param came from.
+///
+/// ZeRO-2's staging (the backward's gradients of one unit at a time): unit
+/// 0, then one layer's unit per repeat, in the same order; `place` gets
+/// each param's byte offset there too, `stagingBytes` the size.
 template <class Place>
-int64_t layOutGroup(ArrayRef<ParamOp> group, SmallVectorImpl<int64_t> &bounds, Place place) {
+int64_t layOutGroup(ArrayRef<ParamOp> group, SmallVectorImpl<int64_t> &bounds,
+                    int64_t &stagingBytes, Place place) {
   int64_t at = 0;
   bounds.push_back(0);
   SmallVector<std::pair<int64_t, SmallVector<ParamOp>>> repeats; // layer count -> params
   for (ParamOp p : group) {
     if (!p.getStacked()) {
-      place(p, at, 0);
+      place(p, at, 0, at);
       at = alignUp(at + byteSize(p.getType()));
       continue;
     }
@@ -176,15 +185,17 @@ int64_t layOutGroup(ArrayRef<ParamOp> group, SmallVectorImpl<int64_t> &bounds, P
     it->second.push_back(p);
   }
   bounds.push_back(at);
+  stagingBytes = at;
   for (auto &[layers, params] : repeats) {
     int64_t unitBytes = 0;
     for (ParamOp p : params)
       unitBytes += alignUp(p.getSliceBytes());
     int64_t within = 0;
     for (ParamOp p : params) {
-      place(p, at + within, unitBytes);
+      place(p, at + within, unitBytes, stagingBytes + within);
       within += alignUp(p.getSliceBytes());
     }
+    stagingBytes += unitBytes;
     for (int64_t l = 0; l < layers; ++l)
       bounds.push_back(at + (l + 1) * unitBytes);
     at += layers * unitBytes;
@@ -223,8 +234,14 @@ struct PlanMemoryPass : mlir::bmb::impl::PlanMemoryPassBase<PlanMemoryPass> {
         groupElem = elem;
       }
       SmallVector<int64_t> unitBounds; // bytes into the group
-      grads = layOutGroup(group, unitBounds, [&](ParamOp p, int64_t at, int64_t stride) {
+      auto stage = train ? train.getAs<IntegerAttr>("zero_stage") : IntegerAttr();
+      const bool staged = stage && stage.getInt() == 2;
+      int64_t stagingBytes = 0;
+      grads = layOutGroup(group, unitBounds, stagingBytes,
+                          [&](ParamOp p, int64_t at, int64_t stride, int64_t stagingAt) {
         p.setOffsetAttr(b.getI64IntegerAttr(groupParamOffset + at));
+        if (staged)
+          p.setStagingOffsetAttr(b.getI64IntegerAttr(stagingAt));
         p.setGradOffsetAttr(b.getI64IntegerAttr(at));
         if (optSlots > 0)
           p.setOptOffsetAttr(b.getI64IntegerAttr(at));
@@ -257,6 +274,8 @@ struct PlanMemoryPass : mlir::bmb::impl::PlanMemoryPassBase<PlanMemoryPass> {
         for (int64_t bound : unitBounds)
           units.push_back(bound / elemBytes);
         program->setAttr("group_units", b.getDenseI64ArrayAttr(units));
+        if (staged)
+          program->setAttr("grad_staging_bytes", b.getI64IntegerAttr(stagingBytes));
       }
     });
   }

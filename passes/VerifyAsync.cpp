@@ -1,7 +1,8 @@
 //===- VerifyAsync.cpp - Nothing touches a collective's buffers in flight --===//
 //
 // bmb-verify-async (docs/distributed.md; DESIGN decision 5). A collective
-// (bmb_exec.all_reduce_grads, reduce_scatter_grads, all_gather_params) owns
+// (bmb_exec.all_reduce_grads, reduce_scatter_grads, all_gather_params, and
+// zero = 2's reduce_scatter_unit of a staged unit) owns
 // its buffers from its issue to its bmb_exec.wait: the progress thread (a
 // comm stream on a GPU) reads and writes them meanwhile. This pass checks,
 // per entry function, that
@@ -40,7 +41,7 @@ namespace {
 enum class Role { Grads, Params };
 
 bool isCollective(Operation *op) {
-  return isa<AllReduceGradsOp, ReduceScatterGradsOp, AllGatherParamsOp>(op);
+  return isa<AllReduceGradsOp, ReduceScatterGradsOp, AllGatherParamsOp, ReduceScatterUnitOp>(op);
 }
 
 /// The role a collective owns.
@@ -49,7 +50,8 @@ Role ownedBy(Operation *op) { return isa<AllGatherParamsOp>(op) ? Role::Params :
 /// Whether `op` (not a collective) touches `role`.
 bool touches(Operation *op, Role role) {
   if (role == Role::Grads)
-    return isa<GradRefOp, GradNormOp, ClipGradsOp, AdamWUpdateOp, SGDUpdateOp, ZeroGradsOp>(op);
+    return isa<GradRefOp, GradNormOp, ClipGradsOp, AdamWUpdateOp, SGDUpdateOp, ZeroGradsOp,
+               AddUnitGradsOp>(op);
   return isa<ParamRefOp, AdamWUpdateOp, SGDUpdateOp>(op);
 }
 

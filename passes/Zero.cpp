@@ -12,8 +12,19 @@
 //   bmb.param_all_gather            every rank's updated partition to all
 // in place of the all-reduce buckets: the same sums for half the traffic of
 // an all-reduce's reduce-scatter + all-gather of gradients, and 1/N of the
-// optimizer state per rank. Stages 2 and 3 (gradients and params partitioned
-// during forward/backward) are errors at the setting: not implemented yet.
+// optimizer state per rank.
+//
+// Stage 2 partitions the gradients too: the grads allocation holds only
+// the rank's partition of the same group. bmb-data-parallel's per-unit
+// all-reduces of the backward (end of each reverse repeat iteration, and
+// the params outside repeats at the end) become
+//   bmb.grad_reduce_scatter_unit [...] layer %i
+// which the lowering turns into a reduce-scatter with per-rank counts of a
+// one-unit staging buffer (the unit meets each rank's partition in a piece
+// of its own length) and an add of the rank's piece into its partition.
+// @optimizer_step then has nothing to reduce: clip, update the partition,
+// all-gather the params as in stage 1. Stage 3 (params partitioned) is an
+// error at the setting: not implemented yet.
 // `auto` is bmbc's to resolve before the pipeline (compiler/ZeroAuto.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -50,15 +61,15 @@ struct ZeroPass : mlir::bmb::impl::ZeroPassBase<ZeroPass> {
     if (auto word = dyn_cast<StringAttr>(setting); word && word.getValue() == "auto")
       return emitError(settingLoc(job, "zero"),
                        "zero = auto is chosen by bmbc, which compiles each candidate plan "
-                       "(compiler/ZeroAuto.cpp); without bmbc set zero = 0 or 1");
+                       "(compiler/ZeroAuto.cpp); without bmbc set zero = 0, 1 or 2");
     if (!stage)
       return emitError(settingLoc(job, "zero"), "zero = ")
-             << setting << " is not implemented yet (zero = 0 and 1 are)";
+             << setting << " is not implemented yet (zero = 0, 1 and 2 are)";
     if (stage.getInt() == 0)
       return success();
-    if (stage.getInt() != 1)
+    if (stage.getInt() != 1 && stage.getInt() != 2)
       return emitError(settingLoc(job, "zero"), "zero = ")
-             << stage.getInt() << " is not implemented yet (zero = 0 and 1 are)";
+             << stage.getInt() << " is not implemented yet (zero = 0, 1 and 2 are)";
     auto step = dyn_cast_or_null<func::FuncOp>(model.lookupSymbol("optimizer_step"));
     SmallVector<GradAllReduceOp> buckets;
     if (step)
@@ -67,7 +78,12 @@ struct ZeroPass : mlir::bmb::impl::ZeroPassBase<ZeroPass> {
       return job.emitError("bmb-zero: @optimizer_step has no gradient all-reduce to partition "
                            "(run bmb-data-parallel first)");
     OpBuilder b(buckets.front());
-    b.create<GradReduceScatterOp>(buckets.front().getLoc());
+    if (stage.getInt() == 2) {
+      if (failed(partitionBackward(job, model)))
+        return failure();
+    } else {
+      b.create<GradReduceScatterOp>(buckets.front().getLoc());
+    }
     for (GradAllReduceOp op : buckets)
       op.erase();
     // The backward's per-layer all-reduces (bmb-data-parallel's overlap)
@@ -76,6 +92,32 @@ struct ZeroPass : mlir::bmb::impl::ZeroPassBase<ZeroPass> {
       fwdBwd.walk([](GradAllReduceOp op) { op.erase(); });
     b.setInsertionPoint(step.getBody().front().getTerminator());
     b.create<ParamAllGatherOp>(job.getLoc());
+    return success();
+  }
+
+  /// Stage 2: each per-unit all-reduce of @train_step's backward becomes
+  /// that unit's reduce-scatter into the partition. bmb-data-parallel put
+  /// them only where every unit is covered exactly once.
+  LogicalResult partitionBackward(JobOp job, ModelOp model) {
+    if (auto p = job.getSettings().getAs<StringAttr>("precision"); p && p.getValue() == "fp16")
+      return emitError(settingLoc(job, "zero"),
+                       "zero = 2 with precision = fp16 is not implemented yet (loss scaling "
+                       "checks the rank's own gradients before they are summed; use bf16, or "
+                       "zero = 1)");
+    auto fwdBwd = dyn_cast_or_null<func::FuncOp>(model.lookupSymbol("train_step"));
+    SmallVector<GradAllReduceOp> units;
+    if (fwdBwd)
+      fwdBwd.walk([&](GradAllReduceOp op) { units.push_back(op); });
+    if (units.empty())
+      return emitError(settingLoc(job, "zero"),
+                       "zero = 2 needs a backward that finishes the gradients one unit at a "
+                       "time (each repeat's params all stacked alike, no repeat run twice); "
+                       "bmb-data-parallel found none here, so use zero = 1");
+    for (GradAllReduceOp op : units) {
+      OpBuilder b(op);
+      b.create<GradReduceScatterUnitOp>(op.getLoc(), op.getParamsAttr(), op.getLayer());
+      op.erase();
+    }
     return success();
   }
 };

@@ -352,6 +352,27 @@ LogicalResult GradAllReduceOp::verify() {
   return success();
 }
 
+LogicalResult GradReduceScatterUnitOp::verify() {
+  if (getParams().empty())
+    return emitOpError("needs at least one param");
+  if (getLayer() && !getInductionVarOwner(getLayer()))
+    return emitOpError("layer is not the induction variable of an enclosing bmb.repeat");
+  return success();
+}
+
+LogicalResult GradReduceScatterUnitOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  for (Attribute a : getParams()) {
+    FailureOr<ParamOp> p = lookupTrainable(*this, cast<FlatSymbolRefAttr>(a), symbolTable);
+    if (failed(p))
+      return failure();
+    if (getLayer() && p->getStacked() != 1)
+      return emitOpError("layer of ") << a << ", which is not stacked by one repeat";
+    if (!getLayer() && p->getStacked())
+      return emitOpError("the unit outside repeats holds ") << a << ", a stacked param";
+  }
+  return success();
+}
+
 LogicalResult GradAllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   for (Attribute a : getParams()) {
     FailureOr<ParamOp> p = lookupTrainable(*this, cast<FlatSymbolRefAttr>(a), symbolTable);

@@ -487,6 +487,32 @@ def Bmb_GradReduceScatterOp : Bmb_Op<"grad_reduce_scatter", [
   let assemblyFormat = "attr-dict";
 }
 
+def Bmb_GradReduceScatterUnitOp : Bmb_Op<"grad_reduce_scatter_unit", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "ZeRO-2: one unit's gradients, summed over ranks, into each rank's partition";
+  let description = [{
+    Inserted by `bmb-zero` (zero = 2) where `bmb-data-parallel` put the
+    backward's per-unit all-reduces: at the end of each reverse repeat
+    iteration (`layer %i`: the unit of the layer-major group that iteration
+    finished) and before `@train_step` returns (the params outside repeats,
+    unit 0). The backward writes a unit's gradients into a staging buffer
+    of one unit; this reduce-scatters it with per-rank counts (the unit
+    meets each rank's partition in a piece, possibly empty), adds the
+    rank's piece into its partition of the gradients, and zeroes the
+    staging for the next unit. The gradients allocation holds only the
+    rank's partition.
+
+    ```mlir
+    bmb.grad_reduce_scatter_unit [@h.q.w, @h.ln1.w] layer %i
+    bmb.grad_reduce_scatter_unit [@wte.w, @ln_f.w]
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$params, Optional<Index>:$layer);
+  let assemblyFormat = "$params (`layer` $layer^)? attr-dict";
+  let hasVerifier = 1;
+}
+
 def Bmb_ParamAllGatherOp : Bmb_Op<"param_all_gather", [
     MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "ZeRO: every rank's updated parameter partition to every rank";

@@ -112,6 +112,44 @@ def BmbExec_WaitDeferredOp : BmbExec_Op<"wait_deferred"> {
   let assemblyFormat = "attr-dict";
 }
 
+def BmbExec_ReduceScatterUnitOp : BmbExec_Op<"reduce_scatter_unit"> {
+  let summary = "ZeRO-2: issues the reduce-scatter of one staged unit (Comm::reduceScatterv)";
+  let description = [{
+    In `@forward_backward` of a zero = 2 program, after the unit's backward:
+    the staging buffer of the unit (layer `%layer` of stacked `params`, or
+    the params outside repeats) is reduce-scattered in per-rank pieces,
+    rank r's piece being the unit's intersection with r's partition of the
+    group (bmrt::reduce_scatter_unit). Nothing may touch the gradients
+    until its wait (bmb-verify-async); `bmb_exec.add_unit_grads` then takes
+    the rank's piece.
+
+    ```mlir
+    %r = bmb_exec.reduce_scatter_unit [@h.fc.w, @h.fc.b] layer %i
+    bmb_exec.wait %r
+    bmb_exec.add_unit_grads [@h.fc.w, @h.fc.b] layer %i
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$params, Optional<Index>:$layer);
+  let results = (outs BmbExec_RequestType:$request);
+  let assemblyFormat = "$params (`layer` $layer^)? attr-dict";
+}
+
+def BmbExec_AddUnitGradsOp : BmbExec_Op<"add_unit_grads"> {
+  let summary = "ZeRO-2: adds the rank's piece of a reduced unit into its partition";
+  let description = [{
+    After the wait of `bmb_exec.reduce_scatter_unit` of the same unit: the
+    rank's piece of the summed staging buffer is added into its partition
+    of the gradients (which accumulates over micro-batches), and the
+    staging buffer is zeroed for the next unit (bmrt::add_unit_grads).
+
+    ```mlir
+    bmb_exec.add_unit_grads [@wte.w, @ln_f.w, @ln_f.b]
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$params, Optional<Index>:$layer);
+  let assemblyFormat = "$params (`layer` $layer^)? attr-dict";
+}
+
 def BmbExec_WaitOp : BmbExec_Op<"wait"> {
   let summary = "blocks until an issued collective is done (Comm::wait)";
   let arguments = (ins BmbExec_RequestType:$request);

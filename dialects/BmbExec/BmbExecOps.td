@@ -67,6 +67,11 @@ def BmbExec_ParamOp : BmbExec_Op<"param", [Symbol, HasParent<"ProgramOp">]> {
     i's slice to layer i + 1's, in the params and the grads allocation
     alike. Without it the slices are back to back.
 
+    zero = 2 programs: the backward writes a param's gradient into the
+    grads staging allocation instead (one unit per repeat and the params
+    outside repeats, docs/distributed.md): `staging_offset` is its byte
+    offset there (of its layer-0 slice; every layer's slice goes there).
+
     ```mlir
     bmb_exec.param @h.ln1.w stacked offset 4096 : memref<2x64xf32>
     bmb_exec.param @h.q.w stacked decay offset 0 grad_offset 0 opt_offset 0 layer_stride 16640 : memref<2x64x64xf32>
@@ -77,11 +82,12 @@ def BmbExec_ParamOp : BmbExec_Op<"param", [Symbol, HasParent<"ProgramOp">]> {
                        OptionalAttr<I64Attr>:$offset,
                        OptionalAttr<I64Attr>:$grad_offset, OptionalAttr<I64Attr>:$opt_offset,
                        OptionalAttr<I64Attr>:$layer_stride,
+                       OptionalAttr<I64Attr>:$staging_offset,
                        OptionalAttr<DictionaryAttr>:$init);
   let assemblyFormat = [{
     $sym_name (`stacked` $stacked^)? (`frozen` $frozen^)? (`decay` $decay^)?
     (`offset` $offset^)? (`grad_offset` $grad_offset^)? (`opt_offset` $opt_offset^)?
-    (`layer_stride` $layer_stride^)?
+    (`layer_stride` $layer_stride^)? (`staging_offset` $staging_offset^)?
     `:` $type attr-dict
   }];
   let extraClassDeclaration = [{

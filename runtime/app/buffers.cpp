@@ -45,7 +45,7 @@ static void *mapZeroed(int64_t bytes, const char *role, const ProgramInfo &progr
 
 ProgramBuffers::ProgramBuffers(const ProgramInfo &program, int rank, int ranks) {
   const RolePlan plan = planRoles(program, rank, ranks);
-  for (int i = 0; i < 6; i++)
+  for (int i = 0; i < 7; i++)
     bytes_[i] = plan.bytes[i];
   if (program.train)
     buf_.part = plan.part;
@@ -59,6 +59,8 @@ ProgramBuffers::ProgramBuffers(const ProgramInfo &program, int rank, int ranks) 
       buf_.optState = mapZeroed(bytes_[4], "optimizer state", program);
       if (bytes_[5] > 0)
         buf_.lowParams = mapZeroed(bytes_[5], "reduced-precision weight copy", program);
+      if (bytes_[6] > 0)
+        buf_.gradStaging = mapZeroed(bytes_[6], "gradient staging", program);
     }
   } catch (...) {
     release(); // what was mapped before the failing role
@@ -69,9 +71,9 @@ ProgramBuffers::ProgramBuffers(const ProgramInfo &program, int rank, int ranks) 
 ProgramBuffers::~ProgramBuffers() { release(); }
 
 void ProgramBuffers::release() {
-  void *ptrs[6] = {buf_.params, buf_.state, buf_.activations, buf_.grads, buf_.optState,
-                   buf_.lowParams};
-  for (int i = 0; i < 6; i++)
+  void *ptrs[7] = {buf_.params, buf_.state, buf_.activations, buf_.grads, buf_.optState,
+                   buf_.lowParams, buf_.gradStaging};
+  for (int i = 0; i < 7; i++)
     if (ptrs[i])
       munmap(ptrs[i], (size_t)bytes_[i]);
   buf_ = Buffers();

@@ -26,16 +26,17 @@ public:
   ProgramBuffers &operator=(const ProgramBuffers &) = delete;
 
   const Buffers &get() const { return buf_; }
-  /// Bytes of role 0..5: params, state, activations, grads, optimizer state,
-  /// the reduced-precision weight copy (bf16/fp16 training programs).
+  /// Bytes of role 0..6: params, state, activations, grads, optimizer state,
+  /// the reduced-precision weight copy (bf16/fp16 training programs), the
+  /// gradient staging (zero = 2).
   int64_t bytes(int role) const;
 
 private:
   void release();
 
   Buffers buf_;
-  int64_t bytes_[6] = {0, 0, 0, 0, 0, 0}; // params, state, activations, grads, optState,
-                                          // lowParams
+  int64_t bytes_[7] = {0, 0, 0, 0, 0, 0, 0}; // params, state, activations, grads, optState,
+                                             // lowParams, gradStaging
 };
 
 } // namespace bmrt

@@ -93,6 +93,11 @@ static void printTrainInfo(FILE *out, const ProgramInfo &p) {
                t.dataTokenizer && *t.dataTokenizer ? t.dataTokenizer : "(none)");
   std::fprintf(out, "memory plan (training): grads %.2f MiB + optimizer state %.2f MiB\n",
                mib(t.gradBytes), mib(t.optStateBytes));
+  if (t.zeroStage == 2)
+    std::fprintf(out,
+                 "zero = 2: on N ranks each holds 1/N of the grads, plus %.2f MiB of gradient "
+                 "staging\n",
+                 mib(t.gradStagingBytes));
   const std::string precision = t.precision ? t.precision : "fp32";
   if (precision == "bf16" || precision == "fp16") {
     char scaling[96] = "";

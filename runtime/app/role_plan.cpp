@@ -17,9 +17,10 @@ RolePlan planRoles(const ProgramInfo &program, int rank, int ranks) {
     const int64_t elem = train->groupElems > 0 ? train->gradBytes / train->groupElems : 4;
     plan.bytes[0] =
         std::max(program.paramBytes, train->groupParamOffset + plan.part.total * elem);
-    plan.bytes[3] = plan.part.total * elem;
+    plan.bytes[3] = plan.part.gradElems * elem;
     plan.bytes[4] = train->optSlots * plan.part.optStride * elem;
     plan.bytes[5] = low_param_bytes(*train); // every rank reads all weights
+    plan.bytes[6] = train->gradStagingBytes;
   }
   plan.bytes[1] = program.stateBytes;
   plan.bytes[2] = program.activationBytes;

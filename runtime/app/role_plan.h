@@ -4,7 +4,8 @@
 // the memory (the host's ProgramBuffers, the cuda backend's DeviceBuffers):
 // a training program's rank holds the grads and the group's span of the
 // params for every rank's partition, the optimizer state for its own only
-// (docs/distributed.md).
+// (docs/distributed.md); under zero = 2 the grads hold only its partition,
+// plus the staging of one unit at a time.
 //
 //===----------------------------------------------------------------------===//
 #ifndef BMRT_APP_ROLE_PLAN_H
@@ -18,8 +19,9 @@ namespace bmrt {
 
 struct RolePlan {
   /// params, state, activations, grads, optimizer state, the
-  /// reduced-precision weight copy (bf16/fp16 training programs).
-  int64_t bytes[6] = {0, 0, 0, 0, 0, 0};
+  /// reduced-precision weight copy (bf16/fp16 training programs), the
+  /// gradient staging (zero = 2).
+  int64_t bytes[7] = {0, 0, 0, 0, 0, 0, 0};
   Partition part; // training programs: this rank's (Buffers::part)
 };
 

@@ -17,13 +17,16 @@ void printTrainBanner(FILE *out, const ProgramInfo &p, const BannerInfo &b) {
   if (b.lowParamBytes > 0)
     std::snprintf(lowCopy, sizeof lowCopy, ", %s weight copy %.2f MiB",
                   t.precision ? t.precision : "", mib(b.lowParamBytes));
+  char staging[64] = "";
+  if (b.stagingBytes > 0)
+    std::snprintf(staging, sizeof staging, " (+ %.2f MiB staging)", mib(b.stagingBytes));
   std::fprintf(out,
-               "memory: params %.2f MiB, grads %.2f MiB, optimizer state %.2f MiB%s, "
+               "memory: params %.2f MiB, grads %.2f MiB%s, optimizer state %.2f MiB%s, "
                "activations %.2f MiB, total %.2f MiB%s\n",
-               mib(b.bufferBytes[0]), mib(b.bufferBytes[1]), mib(b.bufferBytes[2]),
+               mib(b.bufferBytes[0]), mib(b.bufferBytes[1]), staging, mib(b.bufferBytes[2]),
                lowCopy, mib(p.activationBytes),
-               mib(b.bufferBytes[0] + b.bufferBytes[1] + b.bufferBytes[2] + b.lowParamBytes +
-                   p.activationBytes + p.stateBytes),
+               mib(b.bufferBytes[0] + b.bufferBytes[1] + b.stagingBytes + b.bufferBytes[2] +
+                   b.lowParamBytes + p.activationBytes + p.stateBytes),
                b.ranks > 1 ? " per rank" : "");
   if (b.ranks > 1)
     std::fprintf(out,
@@ -31,7 +34,9 @@ void printTrainBanner(FILE *out, const ProgramInfo &p, const BannerInfo &b) {
                  "trainable elements%s\n",
                  b.ranks, b.comm.c_str(), b.deterministic ? ", deterministic" : "", b.rank,
                  (int)getpid(),
-                 t.zeroStage, t.zeroStage ? "this rank updates" : "every rank updates",
+                 t.zeroStage, t.zeroStage == 2 ? "this rank holds the gradients of and updates"
+                 : t.zeroStage     ? "this rank updates"
+                                   : "every rank updates",
                  (long long)b.part.begin, (long long)b.part.end, (long long)t.groupElems,
                  b.overlapGrads ? "; gradient all-reduce overlapped with the backward" : "");
   std::fprintf(out,

@@ -398,6 +398,7 @@ int TrainRun::run() {
   banner.part = buf.part;
   banner.bufferBytes = {mem_->bytes(0), mem_->bytes(3), mem_->bytes(4)};
   banner.lowParamBytes = mem_->bytes(5);
+  banner.stagingBytes = mem_->bytes(6);
   banner.lossScale = flags_.lossScale > 0                        ? flags_.lossScale
                      : resumed && resumed->state.lossScale > 0 ? resumed->state.lossScale
                                                                : train_.lossScale;

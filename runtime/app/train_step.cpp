@@ -68,7 +68,9 @@ TrainStepper::TrainStepper(Context &ctx, const ProgramInfo &program, TrainMemory
   tokens_.resize((size_t)(rows * accum));
   targets_.resize((size_t)(rows * accum));
   skipped_.resize((size_t)rows * 2);
-  if (deterministic && accum > 1)
+  // zero = 2 needs no fold: each micro-batch's unit reduce-scatters add
+  // into the partition, ((0 + g0) + g1) + ..., already in this order.
+  if (deterministic && accum > 1 && program.train->zeroStage != 2)
     sum_.resize((size_t)program.train->gradBytes);
 }
 

@@ -35,6 +35,8 @@ const char *commOpName(CommOpKind kind) {
     return "broadcast";
   case CommOpKind::Barrier:
     return "barrier";
+  case CommOpKind::ReduceScatterV:
+    return "reduce-scatter";
   }
   return "collective";
 }
@@ -71,6 +73,8 @@ std::string describeCommOp(CommOpKind kind, int64_t n, DType dtype, int size) {
   if (kind == CommOpKind::ReduceScatter || kind == CommOpKind::AllGather)
     s += std::to_string(size) + " x ";
   s += std::to_string(n) + " " + dtypeNoun(dtype, n != 1);
+  if (kind == CommOpKind::ReduceScatterV)
+    s += " in per-rank pieces";
   return s;
 }
 
@@ -92,6 +96,22 @@ void checkCommArgs(CommOpKind kind, const void *buf, int64_t n, DType dtype, int
   if (kind == CommOpKind::Broadcast && (root < 0 || root >= size))
     fail(where + "root " + std::to_string(root) + " is not a rank (0.." +
          std::to_string(size - 1) + ")");
+}
+
+int64_t checkPieceCounts(const int64_t *counts, int rank, int size) {
+  std::string where = "rank " + std::to_string(rank) + ": reduce-scatter in per-rank pieces: ";
+  if (!counts)
+    fail(where + "no counts");
+  int64_t total = 0;
+  for (int q = 0; q < size; ++q) {
+    if (counts[q] < 0)
+      fail(where + "negative count " + std::to_string(counts[q]) + " for rank " +
+           std::to_string(q));
+    if (counts[q] > INT64_MAX / 8 - total)
+      fail(where + "the pieces are too large");
+    total += counts[q];
+  }
+  return total;
 }
 
 double commTimeoutSeconds(const CommOptions &options) {
@@ -210,6 +230,12 @@ std::string Comm::broadcastString(const std::string &s, int root) {
   return std::string((const char *)words.data(), (size_t)length);
 }
 
+CommHandle Comm::reduceScatterv(void *, const int64_t *, DType) {
+  fail(std::string("rank ") + std::to_string(rank()) + ": the " + backend() +
+       " backend has no reduce-scatter in per-rank pieces yet, which zero = 2 needs (use "
+       "zero = 0 or 1 on this backend)");
+}
+
 void Comm::waitDeferred() {
   // Taken first: a failing wait leaves nothing half-waited behind.
   std::vector<CommHandle> pending;
@@ -246,6 +272,9 @@ public:
   }
   CommHandle allGather(void *buf, int64_t count, DType dtype) override {
     return issue(CommOpKind::AllGather, buf, count, dtype, 0);
+  }
+  CommHandle reduceScatterv(void *buf, const int64_t *counts, DType dtype) override {
+    return issue(CommOpKind::ReduceScatterV, buf, checkPieceCounts(counts, 0, 1), dtype, 0);
   }
   CommHandle broadcast(void *buf, int64_t n, DType dtype, int root) override {
     return issue(CommOpKind::Broadcast, buf, n, dtype, root);

@@ -18,12 +18,13 @@
 
 namespace bmrt {
 
-enum class CommOpKind : int { AllReduce, ReduceScatter, AllGather, Broadcast, Barrier };
+enum class CommOpKind : int { AllReduce, ReduceScatter, AllGather, Broadcast, Barrier, ReduceScatterV };
 
 const char *commOpName(CommOpKind kind);     // "all-reduce", ...
 size_t commDTypeBytes(DType dtype);          // fails on an unknown dtype
 /// "all-reduce of 1234 floats", "reduce-scatter of 4 x 256 doubles",
-/// "barrier"; `n` as issued (elements, or elements per rank).
+/// "reduce-scatter of 1000 floats in per-rank pieces", "barrier"; `n` as
+/// issued (elements, elements per rank, or all pieces together).
 std::string describeCommOp(CommOpKind kind, int64_t n, DType dtype, int size);
 
 /// Checks a collective's arguments as issued on `rank` (of `size`): known
@@ -31,6 +32,10 @@ std::string describeCommOp(CommOpKind kind, int64_t n, DType dtype, int size);
 /// collective.
 void checkCommArgs(CommOpKind kind, const void *buf, int64_t n, DType dtype, int root,
                    int rank, int size);
+
+/// reduceScatterv's counts: checks them (size() of them, none negative,
+/// a total that fits) and returns the total; fails naming the collective.
+int64_t checkPieceCounts(const int64_t *counts, int rank, int size);
 
 /// How a torchrun-style launch is configured (openComm reads the environment).
 struct TcpConfig {

@@ -133,6 +133,40 @@ void ringReduceScatter(MpiWorld &w, const CommOp &op, MPI_Datatype type) {
   }
 }
 
+/// Pieces of unequal length (Comm::reduceScatterv). Deterministic: every
+/// rank's piece `rank` arrives back to back (MPI_Alltoallv) and is summed in
+/// rank order. Fast: MPI_Reduce_scatter leaves the piece at the start of
+/// the buffer (in place), so it moves to its own place after.
+void reduceScatterPieces(MpiWorld &w, const CommOp &op, MPI_Datatype type) {
+  const size_t bytes = commDTypeBytes(op.dtype);
+  const int mine = mpiInt(w, op.counts[(size_t)w.rank], op);
+  char *own = (char *)op.buf + (size_t)op.displs[(size_t)w.rank] * bytes;
+  w.sendCounts.assign((size_t)w.size, 0);
+  w.sendDispls.assign((size_t)w.size, 0);
+  for (int q = 0; q < w.size; ++q) {
+    w.sendCounts[(size_t)q] = mpiInt(w, op.counts[(size_t)q], op);
+    w.sendDispls[(size_t)q] = mpiInt(w, op.displs[(size_t)q], op);
+  }
+  if (!w.deterministic) {
+    check(w,
+          MPI_Reduce_scatter(MPI_IN_PLACE, op.buf, w.sendCounts.data(), type, MPI_SUM, w.comm),
+          "MPI_Reduce_scatter", op);
+    if (own != op.buf)
+      std::memmove(own, op.buf, (size_t)mine * bytes);
+    return;
+  }
+  w.recvCounts.assign((size_t)w.size, mine);
+  w.recvDispls.assign((size_t)w.size, 0);
+  for (int r = 0; r < w.size; ++r)
+    w.recvDispls[(size_t)r] = mpiInt(w, (int64_t)r * mine, op);
+  w.scratch.resize((size_t)w.size * (size_t)mine * bytes);
+  check(w,
+        MPI_Alltoallv(op.buf, w.sendCounts.data(), w.sendDispls.data(), type, w.scratch.data(),
+                      w.recvCounts.data(), w.recvDispls.data(), type, w.comm),
+        "MPI_Alltoallv", op);
+  sumInRankOrder(own, w.scratch.data(), w.size, mine, op.dtype);
+}
+
 void deterministicAllReduce(MpiWorld &w, const CommOp &op, MPI_Datatype type) {
   size_t bytes = commDTypeBytes(op.dtype);
   int64_t n = op.n;
@@ -193,6 +227,9 @@ void runMpi(MpiWorld &w, const CommOp &op) {
     } else {
       ringReduceScatter(w, op, type);
     }
+    return;
+  case CommOpKind::ReduceScatterV:
+    reduceScatterPieces(w, op, type);
     return;
   case CommOpKind::AllGather:
     check(w, MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, op.buf, n, type, w.comm),

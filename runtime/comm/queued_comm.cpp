@@ -31,8 +31,14 @@ CommQueue::~CommQueue() {
 }
 
 CommHandle CommQueue::push(CommOpKind kind, void *buf, int64_t n, DType dtype, int root,
-                           int size) {
+                           int size, std::vector<int64_t> counts) {
   CommOp op;
+  if (!counts.empty()) {
+    op.displs.assign(counts.size(), 0);
+    for (size_t q = 1; q < counts.size(); ++q)
+      op.displs[q] = op.displs[q - 1] + counts[q - 1];
+    op.counts = std::move(counts);
+  }
   op.kind = kind;
   op.buf = buf;
   op.n = n;
@@ -177,6 +183,12 @@ CommHandle QueuedComm::reduceScatter(void *buf, int64_t count, DType dtype) {
 }
 CommHandle QueuedComm::allGather(void *buf, int64_t count, DType dtype) {
   return issue(CommOpKind::AllGather, buf, count, dtype, 0);
+}
+CommHandle QueuedComm::reduceScatterv(void *buf, const int64_t *counts, DType dtype) {
+  const int64_t total = checkPieceCounts(counts, rank_, size_);
+  checkCommArgs(CommOpKind::ReduceScatterV, buf, total, dtype, 0, rank_, size_);
+  return queue_->push(CommOpKind::ReduceScatterV, buf, total, dtype, 0, size_,
+                      std::vector<int64_t>(counts, counts + size_));
 }
 CommHandle QueuedComm::broadcast(void *buf, int64_t n, DType dtype, int root) {
   return issue(CommOpKind::Broadcast, buf, n, dtype, root);

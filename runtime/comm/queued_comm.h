@@ -33,6 +33,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 namespace bmrt {
 
@@ -43,7 +44,9 @@ struct CommOp {
   int64_t id = 0; // issue order, from 0; also the TCP backend's sequence number
   CommOpKind kind = CommOpKind::Barrier;
   void *buf = nullptr;
-  int64_t n = 0; // AllReduce/Broadcast: elements; ReduceScatter/AllGather: per rank
+  int64_t n = 0; // AllReduce/Broadcast: elements; ReduceScatter/AllGather: per rank;
+                 // ReduceScatterV: all pieces together
+  std::vector<int64_t> counts, displs; // ReduceScatterV: each rank's piece
   DType dtype = DType::F32;
   int root = 0;
   bool hasDeadline = false;
@@ -63,7 +66,8 @@ public:
   CommQueue(const CommQueue &) = delete;
   CommQueue &operator=(const CommQueue &) = delete;
 
-  CommHandle push(CommOpKind kind, void *buf, int64_t n, DType dtype, int root, int size);
+  CommHandle push(CommOpKind kind, void *buf, int64_t n, DType dtype, int root, int size,
+                  std::vector<int64_t> counts = {});
   void wait(CommHandle h);
 
   /// Teardown: waits (up to the timeout) until every queued collective has
@@ -114,6 +118,7 @@ public:
   CommHandle allReduce(void *buf, int64_t n, DType dtype) override;
   CommHandle reduceScatter(void *buf, int64_t count, DType dtype) override;
   CommHandle allGather(void *buf, int64_t count, DType dtype) override;
+  CommHandle reduceScatterv(void *buf, const int64_t *counts, DType dtype) override;
   CommHandle broadcast(void *buf, int64_t n, DType dtype, int root) override;
   void wait(CommHandle h) override;
   void barrier() override;

@@ -130,7 +130,7 @@ void foldIn(TcpWorld &w, const Link &link, char *acc, int64_t total, DType dtype
 }
 
 std::string headerText(const OpHeader &h, int size) {
-  if (h.kind < 0 || h.kind > (int)CommOpKind::Barrier || h.dtype < 0 || h.dtype > (int)DType::I32)
+  if (h.kind < 0 || h.kind > (int)CommOpKind::ReduceScatterV || h.dtype < 0 || h.dtype > (int)DType::I32)
     return "an unknown collective";
   std::string s = describeCommOp((CommOpKind)h.kind, h.n, (DType)h.dtype, size);
   if (h.kind == (int)CommOpKind::Broadcast)
@@ -159,6 +159,9 @@ void runRoot(TcpWorld &w, const CommOp &op, const OpHeader &mine, const IoDeadli
       case CommOpKind::ReduceScatter:
         foldIn(w, link, buf, n * w.size, op.dtype, deadline);
         break;
+      case CommOpKind::ReduceScatterV: // n: all pieces together
+        foldIn(w, link, buf, n, op.dtype, deadline);
+        break;
       case CommOpKind::AllGather:
         recvAll(link, buf + (size_t)r * (size_t)n * bytes, (size_t)n * bytes, deadline);
         break;
@@ -182,6 +185,10 @@ void runRoot(TcpWorld &w, const CommOp &op, const OpHeader &mine, const IoDeadli
         break;
       case CommOpKind::ReduceScatter:
         sendAll(link, buf + (size_t)r * (size_t)n * bytes, (size_t)n * bytes, deadline);
+        break;
+      case CommOpKind::ReduceScatterV:
+        sendAll(link, buf + (size_t)op.displs[(size_t)r] * bytes,
+                (size_t)op.counts[(size_t)r] * bytes, deadline);
         break;
       case CommOpKind::Broadcast:
         if (r != op.root)
@@ -221,6 +228,9 @@ void runOther(TcpWorld &w, const CommOp &op, const OpHeader &mine, const IoDeadl
   case CommOpKind::ReduceScatter:
     sendAll(link, buf, (size_t)(n * w.size) * bytes, deadline);
     break;
+  case CommOpKind::ReduceScatterV:
+    sendAll(link, buf, (size_t)n * bytes, deadline);
+    break;
   case CommOpKind::AllGather:
     sendAll(link, own, (size_t)n * bytes, deadline);
     break;
@@ -240,6 +250,10 @@ void runOther(TcpWorld &w, const CommOp &op, const OpHeader &mine, const IoDeadl
     break;
   case CommOpKind::ReduceScatter:
     recvAll(link, own, (size_t)n * bytes, deadline);
+    break;
+  case CommOpKind::ReduceScatterV:
+    recvAll(link, buf + (size_t)op.displs[(size_t)w.rank] * bytes,
+            (size_t)op.counts[(size_t)w.rank] * bytes, deadline);
     break;
   case CommOpKind::AllGather:
     recvAll(link, buf, (size_t)(n * w.size) * bytes, deadline);

@@ -56,13 +56,14 @@ public:
 
   const Buffers &get() const { return buf_; }
   size_t totalBytes() const { return total_; }
-  /// Bytes of role 0..5 (ProgramBuffers::bytes' order).
+  /// Bytes of role 0..6 (ProgramBuffers::bytes' order). Role 6, zero = 2's
+  /// gradient staging, is always 0: bmbc refuses zero = 2 for this target.
   int64_t bytes(int role) const { return bytes_[role]; }
 
 private:
   Buffers buf_;
   size_t total_ = 0;
-  int64_t bytes_[6] = {0, 0, 0, 0, 0, 0};
+  int64_t bytes_[7] = {0, 0, 0, 0, 0, 0, 0};
 };
 
 /// Page-locked host memory for the copy stream (cudaMallocHost), so

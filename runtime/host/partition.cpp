@@ -4,7 +4,10 @@
 // docs/distributed.md. The flat trainable group is the same byte layout in
 // the params allocation (from groupParamOffset) and the grads allocation
 // (from 0); a rank owns elements [part.begin, part.end) and keeps the
-// optimizer state of those only, slot k at k * part.optStride.
+// optimizer state of those only, slot k at k * part.optStride. Under
+// zero = 2 the grads allocation holds only the partition (element e at
+// grads[e - part.gradsFrom]), filled unit by unit during the backward by
+// reduce_scatter_unit and add_unit_grads.
 //
 // The gradient norm is where determinism across world sizes is won or lost:
 // a sum of squares split differently over ranks or threads rounds
@@ -20,6 +23,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -41,14 +45,16 @@ double grad_norm_part(Context &ctx, const Buffers &buf, int64_t groupElems, int6
   // An empty partition (a rank past the group's end) computes no chunk.
   const int64_t first = p.begin / chunk;
   const int64_t last = p.begin < p.end ? (p.end + chunk - 1) / chunk : first;
-  const T *g = (const T *)buf.grads;
+  const T *g = (const T *)buf.grads; // group element e at g[e - p.gradsFrom]
 #pragma omp parallel for num_threads(host::threadCount(ctx)) schedule(static) \
     if (last - first > 1)
   for (int64_t c = first; c < last; ++c) {
     const int64_t end = std::min((c + 1) * chunk, p.end);
     double s = 0;
-    for (int64_t i = c * chunk; i < end; ++i)
-      s += double(g[i]) * double(g[i]);
+    for (int64_t i = c * chunk; i < end; ++i) {
+      const double x = double(g[i - p.gradsFrom]);
+      s += x * x;
+    }
     partial[(size_t)c] = s;
   }
   // Whether the other ranks hold chunks must be decided alike on every
@@ -70,7 +76,8 @@ double grad_norm_part(Context &ctx, const Buffers &buf, int64_t groupElems, int6
 template <class T>
 void scale_part(Context &ctx, const Buffers &buf, double s) {
   checkPartition("scale_part", buf);
-  scale_inplace<T>(ctx, (T *)buf.grads + buf.part.begin, buf.part.end - buf.part.begin, s);
+  scale_inplace<T>(ctx, (T *)buf.grads + (buf.part.begin - buf.part.gradsFrom),
+                   buf.part.end - buf.part.begin, s);
 }
 
 template <class T>
@@ -83,8 +90,9 @@ void adamw_update_part(Context &ctx, const Buffers &buf, int64_t groupParamOffse
     return;
   T *params = (T *)((char *)buf.params + groupParamOffset);
   T *m = (T *)buf.optState + (lo - buf.part.begin);
-  adamw_update<T>(ctx, params + lo, (const T *)buf.grads + lo, m, m + buf.part.optStride, hi - lo,
-                  lr, beta1, beta2, eps, weightDecay, step);
+  const T *g = (const T *)buf.grads + (lo - buf.part.gradsFrom);
+  adamw_update<T>(ctx, params + lo, g, m, m + buf.part.optStride, hi - lo, lr, beta1, beta2, eps,
+                  weightDecay, step);
 }
 
 template <class T>
@@ -96,8 +104,66 @@ void sgd_update_part(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
     return;
   T *params = (T *)((char *)buf.params + groupParamOffset);
   T *momentumBuf = momentum != 0.0 ? (T *)buf.optState + (lo - buf.part.begin) : nullptr;
-  sgd_update<T>(ctx, params + lo, (const T *)buf.grads + lo, momentumBuf, hi - lo, lr, momentum,
-                weightDecay, step);
+  const T *g = (const T *)buf.grads + (lo - buf.part.gradsFrom);
+  sgd_update<T>(ctx, params + lo, g, momentumBuf, hi - lo, lr, momentum, weightDecay, step);
+}
+
+// Group elements [at, at + n) meet rank q's partition [q * size, (q + 1) *
+// size) in [lo, hi); the pieces tile the unit in rank order, since the
+// partitions tile [0, ranks * size), which holds the group.
+static void unitPiece(int64_t size, int q, int64_t at, int64_t n, int64_t &lo, int64_t &hi) {
+  lo = std::max<int64_t>(at, (int64_t)q * size);
+  hi = std::min<int64_t>(at + n, ((int64_t)q + 1) * size);
+  if (hi < lo)
+    hi = lo;
+}
+
+static void checkStagedUnit(const char *what, const Buffers &buf, int64_t stagingAt, int64_t at,
+                            int64_t n) {
+  checkPartition(what, buf);
+  if (!buf.gradStaging)
+    fail(std::string(what) + ": this zero = 2 program needs Buffers::gradStaging (the "
+                             "backward's staging of one unit), which the app did not allocate");
+  if (stagingAt < 0 || at < 0 || n < 0)
+    fail(std::string(what) + ": unit [" + std::to_string(at) + ", " + std::to_string(at + n) +
+         ") staged at " + std::to_string(stagingAt) + " (a bmbc bug)");
+}
+
+template <class T>
+CommHandle reduce_scatter_unit(Context &ctx, const Buffers &buf, int64_t stagingAt, int64_t at,
+                               int64_t n) {
+  checkStagedUnit("reduce_scatter_unit", buf, stagingAt, at, n);
+  Comm &comm = commOf(ctx);
+  const int ranks = comm.size();
+  if (ranks > 1 && buf.part.total != buf.part.size * ranks)
+    fail("reduce_scatter_unit: the partitions are cut for " +
+         std::to_string(buf.part.total / std::max<int64_t>(buf.part.size, 1)) +
+         " ranks, the communicator has " + std::to_string(ranks));
+  std::vector<int64_t> counts((size_t)ranks);
+  for (int q = 0; q < ranks; ++q) {
+    int64_t lo, hi;
+    unitPiece(ranks > 1 ? buf.part.size : at + n, q, at, n, lo, hi);
+    counts[(size_t)q] = hi - lo;
+  }
+  return comm.reduceScatterv((T *)buf.gradStaging + stagingAt, counts.data(),
+                             sizeof(T) == 8 ? DType::F64 : DType::F32);
+}
+
+template <class T>
+void add_unit_grads(Context &ctx, const Buffers &buf, int64_t stagingAt, int64_t at, int64_t n) {
+  ProfileScope profile(ctx, KernelKind::Optimizer);
+  checkStagedUnit("add_unit_grads", buf, stagingAt, at, n);
+  T *staged = (T *)buf.gradStaging + stagingAt;
+  int64_t lo, hi;
+  if (clipToPartition(buf, at, n, lo, hi)) {
+    T *g = (T *)buf.grads + (lo - buf.part.gradsFrom);
+    const T *piece = staged + (lo - at);
+    const int64_t m = hi - lo;
+#pragma omp parallel for num_threads(host::threadCount(ctx)) schedule(static) if (m >= (1 << 16))
+    for (int64_t i = 0; i < m; ++i)
+      g[i] = g[i] + piece[i];
+  }
+  std::memset(staged, 0, (size_t)n * sizeof(T));
 }
 
 #define BMRT_INSTANTIATE(T)                                                                  \
@@ -106,7 +172,10 @@ void sgd_update_part(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
   template void adamw_update_part<T>(Context &, const Buffers &, int64_t, int64_t, int64_t, \
                                      double, double, double, double, double, int64_t);      \
   template void sgd_update_part<T>(Context &, const Buffers &, int64_t, int64_t, int64_t,   \
-                                   double, double, double, int64_t);
+                                   double, double, double, int64_t);                        \
+  template CommHandle reduce_scatter_unit<T>(Context &, const Buffers &, int64_t, int64_t,  \
+                                             int64_t);                                      \
+  template void add_unit_grads<T>(Context &, const Buffers &, int64_t, int64_t, int64_t);
 BMRT_INSTANTIATE(float)
 BMRT_INSTANTIATE(double)
 #undef BMRT_INSTANTIATE

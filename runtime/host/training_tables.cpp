@@ -27,7 +27,7 @@ Partition partitionOf(const TrainInfo &train, int rank, int ranks) {
   Partition p;
   if (train.zeroStage == 0 || ranks == 1) {
     p.begin = 0;
-    p.end = p.size = p.optStride = p.total = elems;
+    p.end = p.size = p.optStride = p.total = p.gradElems = elems;
     return p;
   }
   const int64_t share = (elems + ranks - 1) / ranks;
@@ -36,6 +36,9 @@ Partition partitionOf(const TrainInfo &train, int rank, int ranks) {
   p.end = std::min<int64_t>(p.begin + p.size, elems);
   p.optStride = p.size;
   p.total = p.size * ranks;
+  // zero = 2: the grads allocation is the partition alone.
+  p.gradsFrom = train.zeroStage == 2 ? p.begin : 0;
+  p.gradElems = train.zeroStage == 2 ? p.size : p.total;
   return p;
 }
 

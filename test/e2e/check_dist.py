@@ -5,8 +5,8 @@ usage: check_dist.py MODE EXEDIR WORKDIR
 
 EXEDIR holds the executables of test/e2e/dist.bmb's jobs (JOBS below): GPT-2
 nano with residual dropout (so the micro-batch keys of the masks matter),
-plain data parallelism (dist_z0) and ZeRO-1 (dist_z1), each also with every
-Block checkpointed (_ckpt: recomputed in backward). Every run starts
+plain data parallelism (dist_z0), ZeRO-1 (dist_z1) and ZeRO-2 (dist_z2), each
+also with every Block checkpointed (_ckpt: recomputed in backward). Every run starts
 from the same fresh parameters (--seed), reads a token file of uniform
 random ids written here, runs with --deterministic and one thread per rank
 (2 cores: 4 ranks must fit), and logs every step's loss with 17 digits.
@@ -24,9 +24,15 @@ random ids written here, runs with --deterministic and one thread per rank
            the bits above are that path's), and --no-overlap gives the
            same bits from the optimizer step's buckets; with two deterministic
            micro-batches per rank it reduces at the optimizer step, with
-           the bits of ZeRO-1's run of the same.
+           the bits of ZeRO-1's run of the same. dist_z2_ckpt runs at
+           N = 2 only (CI time). ZeRO-2 adds each micro-batch's reduced
+           unit into the partition: one process of dist_z2 with --accum 2
+           is bitwise dist_z0's, and 2 ranks x 2 micro-batches agree with
+           --accum 4 to 1e-5 relative (grouped per micro-batch over the
+           ranks first).
   resize   a ZeRO-1 run on 2 ranks saved at step 10 (one optimizer file per
-           rank) resumed by one process (--accum 2 implied), and a
+           rank) resumed by one process (--accum 2 implied), the same for
+           ZeRO-2 (its files are ZeRO-1's), and a
            one-process run saved at step 10 (one whole optimizer file)
            resumed on 2 ranks under ZeRO-1: both end with the losses and
            weights of 20 straight steps of one process with --accum 2.
@@ -55,7 +61,9 @@ sys.path.insert(0, HERE)
 import harness  # noqa: E402
 import tokfile  # noqa: E402
 
-JOBS = ["dist_z0", "dist_z1", "dist_z0_ckpt", "dist_z1_ckpt"]
+JOBS = ["dist_z0", "dist_z1", "dist_z0_ckpt", "dist_z1_ckpt", "dist_z2", "dist_z2_ckpt"]
+# Jobs run at N = 2 only, to keep the suite's time.
+ONLY_TWO = ("dist_z2_ckpt",)
 OVERLAP = "gradient all-reduce overlapped with the backward"
 VOCAB = 512
 STEPS = 20
@@ -164,6 +172,8 @@ def bitwise(d):
                                "--steps", str(STEPS))
         ref = (losses, out)
         for job in JOBS:
+            if job in ONLY_TWO and n != 2:
+                continue
             l, o, p = d.run("%s-np%d" % (job, n), job, n, "--accum", "1", "--steps", str(STEPS))
             d.same("%s on %d rank(s) vs one process --accum %d" % (job, n, n), ref, (l, o))
             # zero = 0 on several ranks sends each layer's gradients from the
@@ -191,6 +201,8 @@ def bitwise(d):
     ref = d.run("ref-accum2b", "dist_z0", 0, "--accum", "2", "--steps", str(STEPS))[:2]
     l, o = d.run_tcp("dist_z1-tcp2", "dist_z1", 2, "--accum", "1", "--steps", str(STEPS))
     d.same("dist_z1 on 2 ranks over TCP (RANK/WORLD_SIZE) vs one process --accum 2", ref, (l, o))
+    l, o = d.run_tcp("dist_z2-tcp2", "dist_z2", 2, "--accum", "1", "--steps", str(STEPS))
+    d.same("dist_z2 on 2 ranks over TCP (RANK/WORLD_SIZE) vs one process --accum 2", ref, (l, o))
     # Two micro-batches per rank: the same sum grouped per rank first. With
     # --deterministic the app folds micro-batches after the backward, so
     # zero = 0 does not overlap: the optimizer step's buckets reduce (the
@@ -209,6 +221,18 @@ def bitwise(d):
                   "dist_z0, 2 ranks x deterministic accum 2 claims to overlap")
     d.same("dist_z0 (buckets at the optimizer step) vs dist_z1, 2 ranks x accum 2",
            (got, gout), (z0, z0out))
+    # ZeRO-2 with several micro-batches: each one's reduced units are added
+    # into the partition, ((0 + S0) + S1) with S_m the rank-order sum of
+    # micro-batch m: one process is bitwise the fold of dist_z0; 2 ranks
+    # group per micro-batch first, equal to rounding.
+    l, o, _ = d.run("dist_z2-np1-accum2", "dist_z2", 0, "--accum", "2", "--steps", str(STEPS))
+    d.same("dist_z2, one process --accum 2 vs dist_z0 --accum 2", ref2, (l, o))
+    z2, _, _ = d.run("dist_z2-np2-accum2", "dist_z2", 2, "--accum", "2", "--steps", str(STEPS))
+    if ref and z2:
+        worst = max(abs(a - b) / abs(a) for a, b in zip(ref, z2))
+        print("ZeRO-2, 2 ranks x 2 micro-batches vs --accum 4: worst loss difference %.2e "
+              "relative" % worst)
+        d.f.check(worst <= 1e-5, "ZeRO-2 2 ranks x accum 2 drifted from --accum 4: %.2e" % worst)
 
 
 def resize(d):
@@ -225,6 +249,11 @@ def resize(d):
     l2, _, p = d.run("z1-np2-to-1", "dist_z1", 0, "--resume", "--steps", str(STEPS))
     if l1 is not None and l2 is not None:
         d.same("ZeRO-1 2 ranks, resumed by one process", ref, (l2, o1))
+    # ZeRO-2 writes ZeRO-1's per-rank files: 2 ranks -> one process.
+    l1, o1, _ = d.run("z2-np2-to-1", "dist_z2", 2, "--accum", "1", "--steps", "10")
+    l2, _, _ = d.run("z2-np2-to-1", "dist_z2", 0, "--resume", "--steps", str(STEPS))
+    if l1 is not None and l2 is not None:
+        d.same("ZeRO-2 2 ranks, resumed by one process", ref, (l2, o1))
     # One process -> ZeRO-1 on 2 ranks.
     l1, o1, _ = d.run("z0-1-to-np2", "dist_z0", 0, "--accum", "2", "--steps", "10")
     l2, _, _ = d.run("z0-1-to-np2", "dist_z1", 2, "--resume", "--steps", str(STEPS))

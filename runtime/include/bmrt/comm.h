@@ -19,6 +19,12 @@
 //     that chunk; the other chunks are unspecified.
 //   allGather(buf, count): chunk rank() of buf is this rank's input;
 //     afterwards every chunk holds its owner's input.
+//   reduceScatterv(buf, counts): pieces of unequal length (ZeRO-2's
+//     per-unit reduce-scatter, where a unit meets each rank's partition in
+//     a piece of its own length): buf holds counts[0] + ... +
+//     counts[size()-1] elements, rank q's piece at counts[0] + ... +
+//     counts[q-1]; afterwards piece rank() is the sum over ranks of that
+//     piece; the other pieces are unspecified.
 //   allReduce(buf, n): sum over ranks, in place, on every rank.
 //   broadcast(buf, n, root): root's buffer on every rank.
 //
@@ -70,6 +76,9 @@ public:
   virtual CommHandle allReduce(void *buf, int64_t n, DType dtype) = 0;
   virtual CommHandle reduceScatter(void *buf, int64_t count, DType dtype) = 0;
   virtual CommHandle allGather(void *buf, int64_t count, DType dtype) = 0;
+  /// `counts` holds size() entries and is copied at issue. Backends without
+  /// it (NCCL, for now) fail naming the collective: this default.
+  virtual CommHandle reduceScatterv(void *buf, const int64_t *counts, DType dtype);
   virtual CommHandle broadcast(void *buf, int64_t n, DType dtype, int root) = 0;
   /// Blocks until the collective is done; fails (bmrt::Error) on timeout or
   /// a backend error, naming the collective.

@@ -110,10 +110,17 @@ struct TensorRef {
 /// params allocation hold ranks * size elements. One rank, or zero = 0:
 /// the whole group. Optimizer-state slot k of group element e lives at
 /// element k * optStride + (e - begin) of the optimizer-state allocation.
+///
+/// zero = 2 on several ranks: the grads allocation holds only the
+/// partition, gradient of group element e at grads[e - gradsFrom]
+/// (gradsFrom = begin, gradElems = size). Otherwise gradsFrom = 0 and
+/// gradElems = total.
 struct Partition {
   int64_t begin = 0, end = 0, size = 0;
   int64_t optStride = 0;
-  int64_t total = 0; // elements of the grads allocation (ranks * size, or the group)
+  int64_t total = 0;     // elements of the group's span of the params (ranks * size, or the group)
+  int64_t gradsFrom = 0; // group element at grads[0]
+  int64_t gradElems = 0; // elements of the grads allocation
 };
 
 /// The allocations of one program, one per role (DESIGN decision 3).
@@ -124,6 +131,9 @@ struct Buffers {
   void *grads = nullptr;       // training: one gradient per trainable param
   void *optState = nullptr;    // training: optimizer state (AdamW m, v)
   Partition part;              // training: this rank's part of the trainable group
+  void *gradStaging = nullptr; // zero = 2: the backward's gradients of one unit at a time
+                               // (TrainInfo::gradStagingBytes), before they are
+                               // reduce-scattered into the rank's partition of grads
   // Mixed precision (bf16/fp16 programs): the trainable group rounded to the
   // reduced type, 2 bytes per element, in the group's order; the autocast
   // GEMMs read their weights here. Refreshed from the fp32 params (the
@@ -211,6 +221,10 @@ struct StepArgs {
   // each unit: issue their all-reduce there (Comm::defer). optimizerStep:
   // the last forwardBackward did; wait for those instead of issuing.
   bool overlapGrads = false;
+  // zero = 2 (zeroStage 2: gradients partitioned too): bytes of the staging
+  // allocation the backward writes each unit's gradients into (unit 0 and
+  // one layer of each repeat; Buffers::gradStaging).
+  int64_t gradStagingBytes = 0;
 };
 
 /// A training entry. Inputs/outputs live in the activations allocation at
@@ -266,7 +280,9 @@ struct TrainInfo {
   // Ranks split it into partitions of a multiple of partitionAlign elements
   // (the chunk of the deterministic gradient norm). zeroStage 0: every rank
   // holds and updates everything (gradients all-reduced); 1: optimizer state
-  // and updates partitioned (gradients reduce-scattered, params all-gathered).
+  // and updates partitioned (gradients reduce-scattered, params all-gathered);
+  // 2: gradients partitioned as well (reduce-scattered unit by unit during
+  // the backward, gradStagingBytes).
   int zeroStage = 0;
   int64_t groupParamOffset = 0;
   int64_t groupElems = 0;
@@ -288,6 +304,10 @@ struct TrainInfo {
   // zero = 0: forwardBackward can issue the gradient all-reduces itself,
   // layer by layer as its backward finishes each unit (StepArgs::overlapGrads).
   bool overlapGrads = false;
+  // zero = 2 (zeroStage 2: gradients partitioned too): bytes of the staging
+  // allocation the backward writes each unit's gradients into (unit 0 and
+  // one layer of each repeat; Buffers::gradStaging).
+  int64_t gradStagingBytes = 0;
 };
 
 //===----------------------------------------------------------------------===//
@@ -354,7 +374,8 @@ Partition partitionOf(const TrainInfo &train, int rank, int ranks);
 /// *_part functions of every backend check this first.
 inline void checkPartition(const char *what, const Buffers &buf) {
   const Partition &p = buf.part;
-  if (p.begin < 0 || p.end < p.begin || p.end > p.total || p.optStride < p.end - p.begin)
+  if (p.begin < 0 || p.end < p.begin || p.end > p.total || p.optStride < p.end - p.begin ||
+      p.gradsFrom < 0 || p.gradsFrom > p.begin || p.end - p.gradsFrom > p.gradElems)
     fail(std::string(what) + ": partition [" + std::to_string(p.begin) + ", " +
          std::to_string(p.end) + ") of " + std::to_string(p.total) +
          " elements is inconsistent (the app did not set Buffers::part?)");

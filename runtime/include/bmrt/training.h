@@ -20,6 +20,7 @@
 #ifndef BMRT_TRAINING_H
 #define BMRT_TRAINING_H
 
+#include "bmrt/comm.h"
 #include "bmrt/context.h"
 #include "bmrt/program.h"
 
@@ -157,6 +158,20 @@ void adamw_update_part(Context &ctx, const Buffers &buf, int64_t groupParamOffse
 template <class T>
 void sgd_update_part(Context &ctx, const Buffers &buf, int64_t groupParamOffset, int64_t at,
                      int64_t n, double lr, double momentum, double weightDecay, int64_t step);
+
+/// ZeRO-2 (docs/distributed.md): issues the reduce-scatter of one staged
+/// unit, group elements [at, at + n) staged at element stagingAt of
+/// Buffers::gradStaging, in per-rank pieces: rank r's piece is the unit's
+/// intersection with r's partition (Comm::reduceScatterv).
+template <class T>
+CommHandle reduce_scatter_unit(Context &ctx, const Buffers &buf, int64_t stagingAt, int64_t at,
+                               int64_t n);
+
+/// After that reduce-scatter's wait: the rank's piece of the summed unit is
+/// added into its partition of the gradients (grads = grads + piece, in T),
+/// and the unit's staging is zeroed for the next unit.
+template <class T>
+void add_unit_grads(Context &ctx, const Buffers &buf, int64_t stagingAt, int64_t at, int64_t n);
 
 //===--- Learning-rate schedules -----------------------------------------===//
 // The multiplier of the base learning rate at (0-based) step s, i.e. the

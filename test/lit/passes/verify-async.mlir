@@ -134,3 +134,27 @@ bmb_exec.program @layers {
     return
   }
 }
+
+// -----
+
+// zero = 2: a staged unit's piece taken into the partition before the
+// unit's reduce-scatter is done.
+bmb_exec.program @unit {
+  bmb_exec.param @s stacked : memref<2x4xf32>
+  func.func @forward_backward() {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    scf.for %i = %c0 to %c2 step %c1 {
+      %g = bmb_exec.grad_ref @s[%i] : memref<4xf32>
+      bmb_exec.zero %g : memref<4xf32>
+      // expected-note @below {{the collective, issued here}}
+      %r = bmb_exec.reduce_scatter_unit [@s] layer %i
+      // expected-error @below {{bmb-verify-async: touches the gradients while a collective owns them}}
+      bmb_exec.add_unit_grads [@s] layer %i
+      // expected-note @below {{its wait}}
+      bmb_exec.wait %r
+    }
+    return
+  }
+}

@@ -3,7 +3,7 @@
 // RUN: not bmb-opt %s -split-input-file --bmb-data-parallel=bucket-bytes=0 2>&1 | FileCheck %s --check-prefix=BUCKET
 // BUCKET: error: bmb-data-parallel: bucket-bytes must be positive, got 0
 
-// ZeRO stages 2 and 3 are not implemented yet: an error, not a silent stage 1.
+// ZeRO stage 3 is not implemented yet: an error, not a silent stage 2.
 bmb.model @M layer "M" {
   bmb.param @w : tensor<8x8xf32> init zeros
   func.func @optimizer_step() {
@@ -11,8 +11,36 @@ bmb.model @M layer "M" {
     return
   }
 }
-// expected-error @below {{zero = 2 is not implemented yet (zero = 0 and 1 are)}}
+// expected-error @below {{zero = 3 is not implemented yet (zero = 0, 1 and 2 are)}}
+bmb.job @train train for @M {zero = 3 : i64}
+
+// -----
+
+// zero = 2 needs the backward's per-unit collectives (bmb-data-parallel
+// puts them into @train_step); without a backward there are none.
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<8x8xf32> init zeros
+  func.func @optimizer_step() {
+    bmb.adamw_update @w {beta1 = 0.9 : f64, beta2 = 0.95 : f64, eps = 1.0e-8 : f64, weight_decay = 0.0 : f64}
+    return
+  }
+}
+// expected-error @below {{zero = 2 needs a backward that finishes the gradients one unit at a time (each repeat's params all stacked alike, no repeat run twice); bmb-data-parallel found none here, so use zero = 1}}
 bmb.job @train train for @M {zero = 2 : i64}
+
+// -----
+
+// fp16's loss scaling checks each rank's own gradients, which zero = 2
+// never holds whole.
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<8x8xf32> init zeros
+  func.func @optimizer_step() {
+    bmb.adamw_update @w {beta1 = 0.9 : f64, beta2 = 0.95 : f64, eps = 1.0e-8 : f64, weight_decay = 0.0 : f64}
+    return
+  }
+}
+// expected-error @below {{zero = 2 with precision = fp16 is not implemented yet (loss scaling checks the rank's own gradients before they are summed; use bf16, or zero = 1)}}
+bmb.job @train train for @M {zero = 2 : i64, precision = "fp16"}
 
 // -----
 
@@ -23,7 +51,7 @@ bmb.model @M layer "M" {
     return
   }
 }
-// expected-error @below {{zero = auto is chosen by bmbc, which compiles each candidate plan (compiler/ZeroAuto.cpp); without bmbc set zero = 0 or 1}}
+// expected-error @below {{zero = auto is chosen by bmbc, which compiles each candidate plan (compiler/ZeroAuto.cpp); without bmbc set zero = 0, 1 or 2}}
 bmb.job @train train for @M {zero = "auto"}
 
 // -----
@@ -78,5 +106,5 @@ bmb.model @M layer "M" {
     return
   }
 }
-// expected-error @below {{zero = "two" is not implemented yet (zero = 0 and 1 are)}}
+// expected-error @below {{zero = "two" is not implemented yet (zero = 0, 1 and 2 are)}}
 bmb.job @train train for @M {zero = "two"}

@@ -140,6 +140,44 @@ TEST(SingleComm, ChecksArgumentsAndHandles) {
   EXPECT_THROW(comm->wait(CommHandle{}), Error);
 }
 
+TEST(SingleComm, ReduceScatterInPiecesIsTheIdentity) {
+  auto comm = makeSingleComm({});
+  auto f = randomValues<float>(37, 4), f0 = f;
+  const int64_t counts[1] = {37};
+  comm->wait(comm->reduceScatterv(f.data(), counts, DType::F32));
+  EXPECT_EQ(f, f0);
+  const int64_t negative[1] = {-1};
+  EXPECT_THROW(comm->reduceScatterv(f.data(), negative, DType::F32), Error);
+  EXPECT_THROW(comm->reduceScatterv(nullptr, counts, DType::F32), Error);
+}
+
+// A backend without per-rank pieces (NCCL, for now) refuses them by name.
+TEST(Comm, ReduceScatterInPiecesFailsWhereNotImplemented) {
+  struct Bare final : Comm {
+    int rank() const override { return 1; }
+    int size() const override { return 2; }
+    const char *backend() const override { return "bare"; }
+    bool deterministic() const override { return false; }
+    CommHandle allReduce(void *, int64_t, DType) override { return {}; }
+    CommHandle reduceScatter(void *, int64_t, DType) override { return {}; }
+    CommHandle allGather(void *, int64_t, DType) override { return {}; }
+    CommHandle broadcast(void *, int64_t, DType, int) override { return {}; }
+    void wait(CommHandle) override {}
+    void barrier() override {}
+  } bare;
+  float x[2] = {1, 2};
+  const int64_t counts[2] = {1, 1};
+  try {
+    bare.reduceScatterv(x, counts, DType::F32);
+    FAIL() << "the default reduceScatterv must fail";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1: the bare backend has no reduce-scatter in "
+                                         "per-rank pieces yet, which zero = 2 needs"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(SingleComm, Conveniences) {
   auto comm = makeSingleComm({});
   EXPECT_EQ(comm->sum(2.5), 2.5);

@@ -136,6 +136,25 @@ template <typename T> void reduceScatterCase(int64_t count, uint64_t tag) {
                 "reduce-scatter count=" + std::to_string(count));
 }
 
+// Pieces of unequal length: `counts` (one per rank, from a pattern);
+// each rank checks its own piece against the by-hand rank-order sum.
+template <typename T> void reduceScattervCase(const std::vector<int64_t> &pattern, uint64_t tag) {
+  int size = gComm->size(), rank = gComm->rank();
+  std::vector<int64_t> counts((size_t)size), displs((size_t)size, 0);
+  int64_t total = 0;
+  for (int q = 0; q < size; ++q) {
+    counts[(size_t)q] = pattern[(size_t)q % pattern.size()];
+    displs[(size_t)q] = total;
+    total += counts[(size_t)q];
+  }
+  auto buf = inputOf<T>(rank, total, tag);
+  gComm->wait(gComm->reduceScatterv(buf.data(), counts.data(), dtypeOf<T>()));
+  auto want = expectedSum<T>(total, tag);
+  const int64_t at = displs[(size_t)rank];
+  expectReduced(buf.data() + at, want.data() + at, counts[(size_t)rank], tag, at,
+                "reduce-scatter in pieces of " + std::to_string(total));
+}
+
 template <typename T> void allGatherCase(int64_t count, uint64_t tag) {
   int size = gComm->size(), rank = gComm->rank();
   std::vector<T> buf((size_t)(size * count), T(-77)); // other chunks: junk
@@ -183,6 +202,17 @@ TEST(Collectives, ReduceScatter) {
     reduceScatterCase<double>(count, 5);
   for (int64_t count : {0, 1, 7, 1 << 16})
     reduceScatterCase<int32_t>(count, 6);
+}
+
+TEST(Collectives, ReduceScatterInPieces) {
+  // Empty pieces (a unit that misses a rank's partition), one rank taking
+  // all, and pieces of every length.
+  reduceScattervCase<float>({0}, 20);
+  reduceScattervCase<float>({5, 0, 17}, 21);
+  reduceScattervCase<float>({0, 1000, 3}, 22);
+  reduceScattervCase<float>({70000, 1}, 23);
+  reduceScattervCase<double>({3, 11, 0, 1}, 24);
+  reduceScattervCase<int32_t>({7, 0}, 25);
 }
 
 TEST(Collectives, AllGather) {

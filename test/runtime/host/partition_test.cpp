@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -124,6 +125,117 @@ TEST(Partition, PartitionedNormNeedsAComm) {
   auto single = makeSingleComm(CommOptions{});
   ctx.comm = single.get();
   EXPECT_DOUBLE_EQ(grad_norm_part<float>(ctx, b, 200, 64), std::sqrt(128.0));
+}
+
+// zero = 2: the grads allocation is the partition; group element e at
+// grads[e - gradsFrom]. One rank: the whole group, as for the other stages.
+TEST(Partition, ZeroStageTwoHoldsOnlyThePartitionOfGradients) {
+  TrainInfo t = groupOf(180, 64, 2);
+  Partition p = partitionOf(t, 1, 3);
+  EXPECT_EQ(p.begin, 64);
+  EXPECT_EQ(p.end, 128);
+  EXPECT_EQ(p.total, 192);
+  EXPECT_EQ(p.gradsFrom, 64);
+  EXPECT_EQ(p.gradElems, 64);
+  Partition last = partitionOf(t, 2, 3);
+  EXPECT_EQ(last.gradsFrom, 128);
+  EXPECT_EQ(last.end, 180);
+  Partition one = partitionOf(t, 0, 1);
+  EXPECT_EQ(one.gradsFrom, 0);
+  EXPECT_EQ(one.gradElems, 180);
+  Partition z1 = partitionOf(groupOf(180, 64, 1), 1, 3);
+  EXPECT_EQ(z1.gradsFrom, 0);
+  EXPECT_EQ(z1.gradElems, 192);
+}
+
+// A communicator of 3 ranks (this one rank 1) that records the pieces of
+// reduceScatterv and sums nothing: what reduce_scatter_unit asks for.
+struct RecordingComm final : Comm {
+  std::vector<int64_t> counts;
+  int rank() const override { return 1; }
+  int size() const override { return 3; }
+  const char *backend() const override { return "recording"; }
+  bool deterministic() const override { return true; }
+  CommHandle allReduce(void *, int64_t, DType) override { return {}; }
+  CommHandle reduceScatter(void *, int64_t, DType) override { return {}; }
+  CommHandle allGather(void *, int64_t, DType) override { return {}; }
+  CommHandle reduceScatterv(void *, const int64_t *c, DType) override {
+    counts.assign(c, c + 3);
+    return {};
+  }
+  CommHandle broadcast(void *, int64_t, DType, int) override { return {}; }
+  void wait(CommHandle) override {}
+  void barrier() override {}
+};
+
+// Unit [100, 170) of a 180-element group on 3 ranks (partitions of 64):
+// rank 0's piece is empty, rank 1 gets [100, 128), rank 2 [128, 170). Rank
+// 1 adds its piece into its partition (grads[36..64)) and zeroes the
+// staging; the rest of its gradients stay as they were.
+TEST(Partition, UnitPiecesAndTheAddIntoThePartition) {
+  TrainInfo t = groupOf(180, 64, 2);
+  RecordingComm comm;
+  Context ctx;
+  ctx.comm = &comm;
+  std::vector<float> grads(64), staging(80, 0.f);
+  for (int i = 0; i < 64; ++i)
+    grads[(size_t)i] = (float)i;
+  for (int i = 0; i < 70; ++i)
+    staging[(size_t)(10 + i)] = 1000.f + (float)i; // the unit staged at element 10
+  Buffers b;
+  b.grads = grads.data();
+  b.gradStaging = staging.data();
+  b.part = partitionOf(t, 1, 3);
+  reduce_scatter_unit<float>(ctx, b, 10, 100, 70);
+  EXPECT_EQ(comm.counts, (std::vector<int64_t>{0, 28, 42}));
+  add_unit_grads<float>(ctx, b, 10, 100, 70);
+  for (int i = 0; i < 64; ++i) {
+    const float want = i >= 36 ? (float)i + 1000.f + (float)(i - 36) : (float)i;
+    EXPECT_EQ(grads[(size_t)i], want) << "grads[" << i << "]";
+  }
+  for (float x : staging)
+    EXPECT_EQ(x, 0.f);
+  // Without the staging allocation: a clear error, not a write to null.
+  b.gradStaging = nullptr;
+  try {
+    add_unit_grads<float>(ctx, b, 10, 100, 70);
+    FAIL() << "add_unit_grads must fail without Buffers::gradStaging";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("needs Buffers::gradStaging"), std::string::npos)
+        << e.what();
+  }
+}
+
+// The optimizer step reads a zero = 2 partition at grads[e - gradsFrom]:
+// the same update and norm as ZeRO-1's grads of the whole span.
+TEST(Partition, ZeroStageTwoUpdatesFromThePartitionOfGradients) {
+  const int64_t elems = 180;
+  std::vector<float> whole(192), params1(192), params2(192);
+  std::mt19937 rng(7);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  for (auto &x : whole)
+    x = dist(rng);
+  for (int64_t e = 0; e < 192; ++e)
+    params1[(size_t)e] = params2[(size_t)e] = (float)e * 0.01f;
+  Buffers b1, b2;
+  b1.part = partitionOf(groupOf(elems, 64, 1), 1, 3);
+  b2.part = partitionOf(groupOf(elems, 64, 2), 1, 3);
+  std::vector<float> part(whole.begin() + 64, whole.begin() + 128);
+  std::vector<float> opt1(2 * 64, 0.f), opt2(2 * 64, 0.f);
+  b1.grads = whole.data();
+  b2.grads = part.data();
+  b1.params = params1.data();
+  b2.params = params2.data();
+  b1.optState = opt1.data();
+  b2.optState = opt2.data();
+  Context ctx;
+  adamw_update_part<float>(ctx, b1, 0, 0, elems, 1e-2, 0.9, 0.95, 1e-8, 0.1, 1);
+  adamw_update_part<float>(ctx, b2, 0, 0, elems, 1e-2, 0.9, 0.95, 1e-8, 0.1, 1);
+  EXPECT_EQ(params1, params2);
+  EXPECT_EQ(opt1, opt2);
+  scale_part<float>(ctx, b2, 0.5);
+  for (int i = 0; i < 64; ++i)
+    EXPECT_EQ(part[(size_t)i], whole[(size_t)(64 + i)] * 0.5f);
 }
 
 } // namespace

@@ -27,6 +27,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir::bmb {
 #define GEN_PASS_DEF_VERIFYASYNCPASS
@@ -102,6 +103,22 @@ struct VerifyAsyncPass : mlir::bmb::impl::VerifyAsyncPassBase<VerifyAsyncPass> {
       signalPassFailure();
   }
 
+  /// Whether `defer` hands over layer 0 of params that all have one layer:
+  /// a repeat of one layer, whose loop was inlined.
+  static bool isOnlyLayer(ProgramOp program, DeferAllReduceGradsOp defer) {
+    APInt layer;
+    if (!program || !matchPattern(defer.getLayer(), m_ConstantInt(&layer)) || !layer.isZero())
+      return false;
+    for (Attribute a : defer.getParams()) {
+      auto p = dyn_cast_or_null<ParamOp>(
+          SymbolTable::lookupSymbolIn(program, cast<FlatSymbolRefAttr>(a).getAttr()));
+      auto t = p ? dyn_cast<ShapedType>(p.getType()) : ShapedType();
+      if (!p || !p.getStacked() || !t || t.getRank() < 1 || t.getDimSize(0) != 1)
+        return false;
+    }
+    return true;
+  }
+
   /// The collectives one entry issues and a later one waits for
   /// (bmb_exec.defer_all_reduce_grads in the backward, wait_deferred in the
   /// optimizer step): after a deferred issue nothing later in its entry
@@ -147,8 +164,25 @@ struct VerifyAsyncPass : mlir::bmb::impl::VerifyAsyncPassBase<VerifyAsyncPass> {
         auto g = dyn_cast<GradRefOp>(op);
         return g && owned.contains(g.getParam());
       };
+      // A layer's collective sits at the end of the loop body over the
+      // layers. A repeat of one layer has no loop left (a one-trip loop is
+      // inlined): its layer index is a constant and what follows it in the
+      // entry is the rest of the backward, checked below by what it touches.
+      Operation *loop = nullptr;
+      bool unrolledLayer = false;
+      if (defer.getLayer()) {
+        loop = defer->getParentOfType<scf::ForOp>();
+        bool inBody = loop && defer->getBlock() == &cast<scf::ForOp>(loop).getRegion().front();
+        unrolledLayer = !inBody && isOnlyLayer(program, defer);
+        if (!inBody && !unrolledLayer)
+          return defer.emitError("bmb-verify-async: a deferred layer collective must be in a "
+                                 "loop's body (the loop over the layers)");
+        if (!inBody)
+          loop = nullptr;
+      }
       // The rest of its block (the loop body's, for a layer).
-      for (Operation *op = defer->getNextNode(); op; op = op->getNextNode()) {
+      for (Operation *op = unrolledLayer ? nullptr : defer->getNextNode(); op;
+           op = op->getNextNode()) {
         WalkResult r = op->walk([&](Operation *inner) {
           return touchesGrads(inner) ? WalkResult::interrupt() : WalkResult::advance();
         });
@@ -156,12 +190,7 @@ struct VerifyAsyncPass : mlir::bmb::impl::VerifyAsyncPassBase<VerifyAsyncPass> {
           return fail(op, defer, "touches the gradients after they were handed to a deferred "
                                  "collective");
       }
-      Operation *loop = nullptr;
-      if (defer.getLayer()) {
-        loop = defer->getParentOfType<scf::ForOp>();
-        if (!loop || defer->getBlock() != &cast<scf::ForOp>(loop).getRegion().front())
-          return defer.emitError("bmb-verify-async: a deferred layer collective must be in a "
-                                 "loop's body (the loop over the layers)");
+      if (loop) {
         WalkResult r = loop->walk([&](GradRefOp g) {
           if (owned.contains(g.getParam()) && g.getLayer() != defer.getLayer()) {
             (void)fail(g, defer, "reads another layer's gradient than the one this iteration "

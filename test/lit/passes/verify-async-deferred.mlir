@@ -176,3 +176,66 @@ bmb_exec.program @noloop {
     return
   }
 }
+
+// -----
+
+// A repeat of one layer: its one-trip loop is gone, the layer index is a
+// constant, and the rest of the backward may go on with other params'
+// gradients (here the unstacked @a's) after the layer went out.
+// CHECK-LABEL: bmb_exec.program @onelayer
+// CHECK: bmb_exec.defer_all_reduce_grads [@s] layer
+// CHECK: bmb_exec.grad_ref @a
+bmb_exec.program @onelayer {
+  bmb_exec.param @a : memref<4xf32>
+  bmb_exec.param @s stacked : memref<1x4xf32>
+  func.func @forward_backward() {
+    %c0 = arith.constant 0 : index
+    %g = bmb_exec.grad_ref @s[%c0] : memref<4xf32>
+    bmb_exec.zero %g : memref<4xf32>
+    bmb_exec.defer_all_reduce_grads [@s] layer %c0
+    %ga = bmb_exec.grad_ref @a : memref<4xf32>
+    bmb_exec.zero %ga : memref<4xf32>
+    bmb_exec.defer_all_reduce_grads [@a]
+    return
+  }
+  func.func @optimizer_step() {
+    bmb_exec.wait_deferred
+    return
+  }
+}
+
+// -----
+
+// ... but not with the layer's own gradient.
+bmb_exec.program @onelayerafter {
+  bmb_exec.param @s stacked : memref<1x4xf32>
+  func.func @forward_backward() {
+    %c0 = arith.constant 0 : index
+    // expected-note @below {{the deferred collective, issued here}}
+    bmb_exec.defer_all_reduce_grads [@s] layer %c0
+    // expected-error @below {{bmb-verify-async: touches the gradients after they were handed to a deferred collective}}
+    %g = bmb_exec.grad_ref @s[%c0] : memref<4xf32>
+    return
+  }
+  func.func @optimizer_step() {
+    bmb_exec.wait_deferred
+    return
+  }
+}
+
+// -----
+
+// Layer 0 of params of two layers, outside a loop: not a repeat of one layer.
+bmb_exec.program @notonlylayer {
+  bmb_exec.param @s stacked : memref<2x4xf32>
+  func.func @forward_backward() {
+    %c0 = arith.constant 0 : index
+    // expected-error @below {{bmb-verify-async: a deferred layer collective must be in a loop's body (the loop over the layers)}}
+    bmb_exec.defer_all_reduce_grads [@s] layer %c0
+    return
+  }
+  func.func @optimizer_step() {
+    bmb_exec.wait_deferred
+    return
+  }
+}

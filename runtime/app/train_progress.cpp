@@ -2,11 +2,23 @@
 #include "app/train_progress.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <unistd.h>
 
 namespace bmrt {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string fmt(const char *format, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, format, v);
+  return b;
+}
 
 static double mib(int64_t bytes) { return (double)bytes / (1 << 20); }
 

@@ -40,6 +40,11 @@ struct BannerInfo {
 
 void printTrainBanner(FILE *out, const ProgramInfo &program, const BannerInfo &info);
 
+/// Seconds on the steady clock: elapsed times and tokens/s.
+double now();
+/// One number through a printf format, for progress messages.
+std::string fmt(const char *format, double v);
+
 /// One step's numbers, for the progress line and the log.
 struct StepMetrics {
   int64_t step = 0;

@@ -32,7 +32,6 @@
 #include "bmrt/program.h"
 #include "bmrt/training.h"
 
-#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -60,17 +59,6 @@ void dumpBatch(const std::string &dir, const TrainStepper &stepper) {
   const int64_t shape[2] = {rows / seq, seq};
   writeNpy(dir + "/tokens.npy", DType::I32, shape, 2, stepper.tokens().data());
   writeNpy(dir + "/targets.npy", DType::I32, shape, 2, stepper.targets().data());
-}
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string fmt(const char *format, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, format, v);
-  return b;
 }
 
 class TrainRun {

@@ -38,7 +38,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -51,17 +50,6 @@ namespace {
 
 constexpr double kDefaultValFraction = 0.1;
 constexpr int64_t kDefaultSteps = 100;
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string fmt(const char *format, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, format, v);
-  return b;
-}
 
 /// A permutation of [0, n) keyed by (seed, salt): Fisher-Yates over
 /// mt19937_64 (both fully specified, so every platform draws the same).

@@ -645,6 +645,7 @@ void Emitter::emitTrainTables(ArrayRef<func::FuncOp> entries) {
              ? program->getAttrOfType<IntegerAttr>("grad_staging_bytes").getInt()
              : 0)
      << ", // zero = 2: bytes of the gradient staging (one unit at a time)\n"
+     << "  " << trainNum(train, "min_lr") << ", // the schedule's min_lr\n"
      << "};\n\n";
   bool tune = program->hasAttr("tune");
   if (tune)

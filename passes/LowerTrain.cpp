@@ -35,6 +35,13 @@
 #include "passes/ExecBuffers.h"
 
 using namespace mlir;
+
+/// A number as a user wrote it in the .bmb file ("1e-05", "0.001").
+static std::string shortNumber(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
 using namespace mlir::bmb;
 
 namespace {
@@ -588,8 +595,11 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
   if (failed(checkLossScaling(job)))
     return failure();
   auto schedule = settings.getAs<DictionaryAttr>("schedule");
-  if (settingNum(schedule, "min_lr", 0) != 0)
-    return job.emitError("schedule min_lr is not implemented yet (the schedules decay to 0)");
+  const double jobLr = settingNum(settings.getAs<DictionaryAttr>("optimizer"), "lr", 1e-3);
+  if (double minLr = settingNum(schedule, "min_lr", 0); minLr < 0 || minLr > jobLr)
+    return emitError(settingLoc(job, "schedule"), "schedule min_lr = ")
+           << shortNumber(minLr) << " must be between 0 and the optimizer's lr ("
+           << shortNumber(jobLr) << "): the schedule decays from lr to min_lr";
   auto data = settings.getAs<DictionaryAttr>("data");
   bool tune = job.getKind() == JobKind::Tune;
   if (data && !tune)
@@ -678,6 +688,7 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
       b.getNamedAttr("clip", b.getF64FloatAttr(settingNum(settings, "clip", 0))),
       b.getNamedAttr("schedule", b.getStringAttr(schedKind ? schedKind.getValue() : "constant")),
       b.getNamedAttr("warmup", b.getI64IntegerAttr((int64_t)settingNum(schedule, "warmup", 0))),
+      b.getNamedAttr("min_lr", b.getF64FloatAttr(settingNum(schedule, "min_lr", 0))),
       b.getNamedAttr("steps", b.getI64IntegerAttr((int64_t)settingNum(settings, "steps", 0))),
       b.getNamedAttr("accumulate",
                      b.getI64IntegerAttr((int64_t)settingNum(settings, "grad_accum", 1))),

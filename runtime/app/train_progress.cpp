@@ -1,5 +1,6 @@
 //===- app/train_progress.cpp - Banner, progress line, JSONL metrics ------===//
 #include "app/train_progress.h"
+#include "app/flags.h"
 
 #include <cerrno>
 #include <chrono>
@@ -18,6 +19,15 @@ std::string fmt(const char *format, double v) {
   char b[64];
   std::snprintf(b, sizeof b, format, v);
   return b;
+}
+
+double minLrRate(const TrainInfo &train, double baseLr) {
+  if (train.minLr <= 0)
+    return 0;
+  if (!(baseLr >= train.minLr))
+    throw UsageError("--lr " + fmt("%g", baseLr) + " is below the job's schedule min_lr " +
+                     fmt("%g", train.minLr) + ": the schedule decays from the lr to min_lr");
+  return train.minLr / baseLr;
 }
 
 static double mib(int64_t bytes) { return (double)bytes / (1 << 20); }

@@ -45,6 +45,10 @@ double now();
 /// One number through a printf format, for progress messages.
 std::string fmt(const char *format, double v);
 
+/// The schedule's floor as a share of this run's base learning rate
+/// (lr_multiplier's minRate); a --lr below the job's min_lr is a usage error.
+double minLrRate(const TrainInfo &train, double baseLr);
+
 /// One step's numbers, for the progress line and the log.
 struct StepMetrics {
   int64_t step = 0;

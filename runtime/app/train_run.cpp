@@ -199,6 +199,7 @@ void TrainRun::resolveSettings(const TrainerState *r) {
     accum_ = accum;
     lr_ = flags_.lr ? *flags_.lr : r->lr;
     totalSteps_ = flags_.steps ? *flags_.steps : r->totalSteps;
+    (void)minLrRate(train_, lr_); // a --lr below min_lr: refused before any step
     return;
   }
   seed_ = flags_.seed ? *flags_.seed : 0;
@@ -207,6 +208,7 @@ void TrainRun::resolveSettings(const TrainerState *r) {
   accum_ = flags_.accum ? *flags_.accum : train_.accumulate;
   lr_ = flags_.lr ? *flags_.lr : train_.lr;
   totalSteps_ = flags_.steps ? *flags_.steps : train_.steps;
+  (void)minLrRate(train_, lr_); // a --lr below min_lr: refused before any step
 }
 
 void TrainRun::openData() {
@@ -435,7 +437,7 @@ int TrainRun::run() {
            "; stopped without saving (" + describeLastCheckpoint() + ")");
     }
     const double lr = lr_ * lr_multiplier((LrSchedule)train_.schedule, s - 1, train_.warmup,
-                                          totalSteps_, 0.5);
+                                          totalSteps_, 0.5, minLrRate(train_, lr_));
     const double scaleBefore = stepper.scaler().scale();
     const double gradNorm = stepper.optimizerStep(s, lr);
     if (stepper.skipped())

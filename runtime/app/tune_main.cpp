@@ -435,6 +435,7 @@ int TuneRun::run() {
   const int64_t totalSteps = flags_.steps ? *flags_.steps : train_.steps ? train_.steps
                                                                            : kDefaultSteps;
   const double lr = flags_.lr ? *flags_.lr : train_.lr;
+  (void)minLrRate(train_, lr); // a --lr below min_lr: refused before any step
   std::fprintf(stderr,
                "%s: tuning %s (job %s), batch %lld x seq %lld, %lld label(s), %lld mask(s)\n"
                "  %s\n  %s\n  steps %lld -> %lld, lr %g, %d thread(s)\n",
@@ -482,7 +483,7 @@ int TuneRun::run() {
     args.step = next;
     args.seed = seed_;
     args.lr = lr * lr_multiplier((LrSchedule)train_.schedule, next - 1, train_.warmup,
-                                 totalSteps, 0.5);
+                                 totalSteps, 0.5, minLrRate(train_, lr));
     train_.optimizerStep.fn(ctx_, buf, args);
     refresh_low_params(ctx_, buf, train_);
     s = next;

@@ -96,14 +96,20 @@ double lr_cosine(int64_t step, int64_t warmupSteps, int64_t totalSteps, double n
 }
 
 double lr_multiplier(LrSchedule kind, int64_t step, int64_t warmupSteps,
-                     int64_t totalSteps, double numCycles) {
+                     int64_t totalSteps, double numCycles, double minRate) {
+  if (!(minRate >= 0.0 && minRate <= 1.0))
+    fail("lr_multiplier: the schedule's min_lr is " + std::to_string(minRate) +
+         " times the learning rate; it must be between 0 and the learning rate");
+  auto floored = [&](double m) {
+    return step < warmupSteps ? m : minRate + (1.0 - minRate) * m;
+  };
   switch (kind) {
   case LrSchedule::Constant:
     return lr_constant(step, warmupSteps);
   case LrSchedule::Linear:
-    return lr_linear(step, warmupSteps, totalSteps);
+    return floored(lr_linear(step, warmupSteps, totalSteps));
   case LrSchedule::Cosine:
-    return lr_cosine(step, warmupSteps, totalSteps, numCycles);
+    return floored(lr_cosine(step, warmupSteps, totalSteps, numCycles));
   }
   fail("lr_multiplier: invalid schedule kind " + std::to_string((int)kind));
 }

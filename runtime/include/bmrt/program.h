@@ -221,10 +221,6 @@ struct StepArgs {
   // each unit: issue their all-reduce there (Comm::defer). optimizerStep:
   // the last forwardBackward did; wait for those instead of issuing.
   bool overlapGrads = false;
-  // zero = 2 (zeroStage 2: gradients partitioned too): bytes of the staging
-  // allocation the backward writes each unit's gradients into (unit 0 and
-  // one layer of each repeat; Buffers::gradStaging).
-  int64_t gradStagingBytes = 0;
 };
 
 /// A training entry. Inputs/outputs live in the activations allocation at
@@ -308,6 +304,9 @@ struct TrainInfo {
   // allocation the backward writes each unit's gradients into (unit 0 and
   // one layer of each repeat; Buffers::gradStaging).
   int64_t gradStagingBytes = 0;
+  // The schedule's floor (a job's `min_lr`, an absolute learning rate):
+  // linear and cosine decay to it instead of 0 (lr_multiplier's minRate).
+  double minLr = 0;
 };
 
 //===----------------------------------------------------------------------===//

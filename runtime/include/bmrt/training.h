@@ -193,9 +193,14 @@ double lr_cosine(int64_t step, int64_t warmupSteps, int64_t totalSteps, double n
 
 enum class LrSchedule : int { Constant, Linear, Cosine };
 
-/// One of the three above by kind (numCycles is used by Cosine only).
+/// One of the three above by kind (numCycles is used by Cosine only). A
+/// floor for the decaying schedules (a job's `min_lr`): after the warmup,
+/// minRate + (1 - minRate) * multiplier, so Linear decays to minRate and
+/// Cosine ends there (transformers' get_polynomial_decay_schedule_with_warmup
+/// with power 1 and get_cosine_with_min_lr_schedule_with_warmup);
+/// minRate = min_lr / base lr, in [0, 1].
 double lr_multiplier(LrSchedule kind, int64_t step, int64_t warmupSteps,
-                     int64_t totalSteps, double numCycles);
+                     int64_t totalSteps, double numCycles, double minRate = 0);
 
 } // namespace bmrt
 

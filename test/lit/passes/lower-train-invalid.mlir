@@ -73,7 +73,7 @@ module {
 
 // -----
 
-// The schedules decay to 0; a floor (min_lr) is refused at the job.
+// A floor (min_lr) above the optimizer's lr (here the default 1e-3).
 module {
   bmb.model @M layer "M" {
     bmb.param @w : tensor<16x8xf32> init normal(0.02)
@@ -95,8 +95,8 @@ module {
       return
     }
   }
-  // expected-error @+1 {{schedule min_lr is not implemented yet (the schedules decay to 0)}}
-  bmb.job @pretrain train for @M {batch = 2 : i64, seq = 4 : i64, schedule = {kind = "cosine", warmup = 1 : i64, min_lr = 1.0e-5 : f64}}
+  // expected-error @+1 {{schedule min_lr = 0.01 must be between 0 and the optimizer's lr (0.001): the schedule decays from lr to min_lr}}
+  bmb.job @pretrain train for @M {batch = 2 : i64, seq = 4 : i64, schedule = {kind = "cosine", warmup = 1 : i64, min_lr = 1.0e-2 : f64}}
 }
 
 // -----

@@ -10,6 +10,7 @@
 #include "app/flags.h"
 #include "app/request.h"
 #include "app/token_stream.h"
+#include "app/train_progress.h"
 #include "bmrt/philox.h"
 #include "bmrt/sampling.h"
 #include "bmrt/tokenizer.h"
@@ -380,3 +381,21 @@ TEST(TokenStream, StreamsWholeCharactersAndIds) {
 }
 
 } // namespace
+
+// A job's schedule(min_lr = ...) is a share of the run's base lr; a --lr
+// below it is the user's mistake (exit 2), said before any step.
+TEST(MinLr, ShareOfTheBaseLrAndABaseBelowItIsAUsageError) {
+  bmrt::TrainInfo t{};
+  EXPECT_EQ(bmrt::minLrRate(t, 1e-3), 0.0); // no floor
+  t.minLr = 1e-4;
+  EXPECT_DOUBLE_EQ(bmrt::minLrRate(t, 1e-3), 0.1);
+  EXPECT_DOUBLE_EQ(bmrt::minLrRate(t, 1e-4), 1.0);
+  try {
+    bmrt::minLrRate(t, 5e-5);
+    FAIL() << "a --lr below min_lr was accepted";
+  } catch (const bmrt::UsageError &e) {
+    EXPECT_STREQ(e.what(), "--lr 5e-05 is below the job's schedule min_lr 0.0001: the schedule "
+                           "decays from the lr to min_lr");
+  }
+}
+

@@ -40,7 +40,7 @@ def load(path):
         "training_sgd": [INT, P, P, P, I64, F64, F64, F64, I64, INT, P, INT],
         "training_grad_norm_squared": [INT, P, I64, P, INT, P, INT],
         "training_scale_inplace": [INT, P, I64, F64, INT, P, INT],
-        "training_lr_multiplier": [INT, I64, I64, I64, F64, P, P, INT],
+        "training_lr_multiplier": [INT, I64, I64, I64, F64, F64, P, P, INT],
     }
     for name, args in sig.items():
         fn = getattr(lib, name)
@@ -269,13 +269,14 @@ def test_clipping():
 
 def test_schedules():
     import transformers
+    from transformers.optimization import get_cosine_with_min_lr_schedule_with_warmup
 
     opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
     cases = [(0, 100), (10, 100), (7, 50), (1, 1), (0, 1), (5, 5), (20, 10), (3, 1000)]
 
-    def ours(kind, s, w, t, cycles):
+    def ours(kind, s, w, t, cycles, min_rate=0.0):
         out = F64()
-        call(LIB.training_lr_multiplier, kind, s, w, t, cycles, ctypes.byref(out))
+        call(LIB.training_lr_multiplier, kind, s, w, t, cycles, min_rate, ctypes.byref(out))
         return out.value
 
     for w, t in cases:
@@ -292,6 +293,29 @@ def test_schedules():
             worst = max(abs(ours(kind, s, w, t, cycles) - lam(s)) for s in steps)
             expect(f"{name} warmup {w} total {t}: {len(steps)} steps, max err {worst:.1e}",
                    worst <= 1e-12)
+    # A floor (a job's min_lr as a share of the lr): linear decays to it like
+    # get_polynomial_decay_schedule_with_warmup with power 1 (lr_end = the
+    # floor; the base lr is 1), cosine ends at it like
+    # get_cosine_with_min_lr_schedule_with_warmup. (Total > warmup: the
+    # polynomial one divides by total - warmup.)
+    for w, t in [(0, 100), (10, 100), (7, 50), (1, 2), (3, 1000)]:
+        steps = range(0, t + 25)
+        for rate in (0.1, 0.25):
+            refs = {
+                "linear": (1, 0.5, transformers.get_polynomial_decay_schedule_with_warmup(
+                    opt, w, t, lr_end=rate, power=1.0)),
+                "cosine": (2, 0.5, get_cosine_with_min_lr_schedule_with_warmup(
+                    opt, w, t, min_lr_rate=rate)),
+                "cosine 1.5 cycles": (2, 1.5, get_cosine_with_min_lr_schedule_with_warmup(
+                    opt, w, t, num_cycles=1.5, min_lr_rate=rate)),
+            }
+            for name, (kind, cycles, sched) in refs.items():
+                lam = sched.lr_lambdas[0]
+                worst = max(abs(ours(kind, s, w, t, cycles, rate) - lam(s)) for s in steps)
+                expect(f"{name} min_lr {rate} warmup {w} total {t}: max err {worst:.1e}",
+                       worst <= 1e-12)
+    # The constant schedule has no floor to apply.
+    expect("constant ignores min_lr", ours(0, 5, 2, 10, 0.5, 0.3) == 1.0)
     # get_constant_schedule (no warmup) is our lr_constant with warmup 0.
     lam = transformers.get_constant_schedule(opt).lr_lambdas[0]
     expect("constant (no warmup)", all(ours(0, s, 0, 0, 0.5) == lam(s) for s in range(50)))
@@ -307,7 +331,9 @@ def test_schedules():
     expect(f"cosine through LambdaLR (lr at each update), max err {worst:.1e}",
            worst <= 1e-16)
     expect_error("negative step", "negative", LIB.training_lr_multiplier, 1, -1, 0, 10, 0.5,
-                 ctypes.byref(F64()))
+                 0.0, ctypes.byref(F64()))
+    expect_error("min_lr above the lr", "between 0 and the learning rate",
+                 LIB.training_lr_multiplier, 1, 5, 0, 10, 0.5, 1.5, ctypes.byref(F64()))
 
 
 if __name__ == "__main__":

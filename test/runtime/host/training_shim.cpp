@@ -126,9 +126,10 @@ double training_clip_coefficient(double totalNorm, double maxNorm) {
 
 // kind: 0 constant, 1 linear, 2 cosine.
 int training_lr_multiplier(int kind, int64_t step, int64_t warmup, int64_t total,
-                           double numCycles, double *out, char *err, int errLen) {
+                           double numCycles, double minRate, double *out, char *err,
+                           int errLen) {
   return guarded(err, errLen, [&] {
-    *out = lr_multiplier((LrSchedule)kind, step, warmup, total, numCycles);
+    *out = lr_multiplier((LrSchedule)kind, step, warmup, total, numCycles, minRate);
   });
 }
 

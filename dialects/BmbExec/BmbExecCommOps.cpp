@@ -11,16 +11,26 @@
 using namespace mlir;
 using namespace mlir::bmb::exec;
 
+/// The param a collective names, which must have a gradient.
+static FailureOr<ParamOp> trainableParam(Operation *op, FlatSymbolRefAttr name,
+                                         SymbolTableCollection &symbols) {
+  auto decl = symbols.lookupNearestSymbolFrom<ParamOp>(op, name);
+  if (!decl)
+    return op->emitOpError("refers to ") << name << ", which is not a bmb_exec.param";
+  if (decl.getFrozen())
+    return op->emitOpError("refers to the frozen param ") << name << ", which has no gradient";
+  return decl;
+}
+
 LogicalResult AllReduceGradsOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (getParams().empty())
     return emitOpError("needs at least one param");
   for (Attribute a : getParams()) {
     auto name = cast<FlatSymbolRefAttr>(a);
-    auto decl = symbols.lookupNearestSymbolFrom<ParamOp>(*this, name);
-    if (!decl)
-      return emitOpError("refers to ") << name << ", which is not a bmb_exec.param";
-    if (decl.getFrozen())
-      return emitOpError("refers to the frozen param ") << name << ", which has no gradient";
+    FailureOr<ParamOp> found = trainableParam(*this, name, symbols);
+    if (failed(found))
+      return failure();
+    ParamOp decl = *found;
     if (auto layers = getLayers()) {
       auto t = cast<MemRefType>(decl.getType());
       if (layers->size() != 2 || (*layers)[0] < 0 || (*layers)[0] >= (*layers)[1])
@@ -39,11 +49,10 @@ LogicalResult DeferAllReduceGradsOp::verifySymbolUses(SymbolTableCollection &sym
     return emitOpError("needs at least one param");
   for (Attribute a : getParams()) {
     auto name = cast<FlatSymbolRefAttr>(a);
-    auto decl = symbols.lookupNearestSymbolFrom<ParamOp>(*this, name);
-    if (!decl)
-      return emitOpError("refers to ") << name << ", which is not a bmb_exec.param";
-    if (decl.getFrozen())
-      return emitOpError("refers to the frozen param ") << name << ", which has no gradient";
+    FailureOr<ParamOp> found = trainableParam(*this, name, symbols);
+    if (failed(found))
+      return failure();
+    ParamOp decl = *found;
     // One layer of stacked params, or whole unstacked ones.
     if (getLayer() && !decl.getStacked())
       return emitOpError("takes a layer index, but ") << name << " is not stacked";

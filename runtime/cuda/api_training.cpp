@@ -83,33 +83,13 @@ template <>
 double grad_norm_part<float>(Context &ctx, const Buffers &buf, int64_t groupElems,
                              int64_t chunk) {
   ProfileScope profile(ctx, KernelKind::Optimizer);
-  checkPartition("grad_norm_part", buf);
-  if (chunk < 1)
-    fail("grad_norm_part: chunk of " + std::to_string(chunk) + " elements");
-  const Partition &p = buf.part;
-  if (p.begin < p.end && p.begin % chunk != 0)
-    fail("grad_norm_part: the partition starts inside a chunk (a bmbc/app bug)");
-  const int64_t numChunks = (groupElems + chunk - 1) / chunk;
-  std::vector<double> partial((size_t)numChunks, 0.0);
-  const int64_t first = p.begin / chunk;
-  const int64_t last = p.begin < p.end ? (p.end + chunk - 1) / chunk : first;
+  const GradNormChunks c = gradNormChunks("grad_norm_part", buf, groupElems, chunk);
+  std::vector<double> partial((size_t)c.count, 0.0);
   const float *g = (const float *)buf.grads;
-  if (last > first)
-    cuda::chunk_squares(deviceOf(ctx), partial.data() + first, g + first * chunk,
-                        p.end - first * chunk, chunk);
-  // Whether the other ranks hold chunks must be decided alike on every
-  // rank (a collective): partitioned exactly when the partitions do not
-  // coincide (ZeRO-1 on several ranks). Asking whether this rank's own
-  // partition misses part of the group would differ when the group fits in
-  // rank 0's partition (the others' are empty) and hang the ranks.
-  if (p.total != p.size) {
-    Comm &comm = commOf(ctx);
-    commWait(ctx, comm.allReduce(partial.data(), numChunks, DType::F64)); // host buffer
-  }
-  double total = 0;
-  for (double s : partial)
-    total += s;
-  return std::sqrt(total);
+  if (c.last > c.first)
+    cuda::chunk_squares(deviceOf(ctx), partial.data() + c.first, g + c.first * chunk,
+                        buf.part.end - c.first * chunk, chunk);
+  return gradNormOfChunkSums(ctx, buf, partial);
 }
 
 template <> void scale_part<float>(Context &ctx, const Buffers &buf, double s) {

@@ -34,43 +34,22 @@ namespace bmrt {
 template <class T>
 double grad_norm_part(Context &ctx, const Buffers &buf, int64_t groupElems, int64_t chunk) {
   ProfileScope profile(ctx, KernelKind::Optimizer);
-  checkPartition("grad_norm_part", buf);
-  if (chunk < 1)
-    fail("grad_norm_part: chunk of " + std::to_string(chunk) + " elements");
+  const GradNormChunks c = gradNormChunks("grad_norm_part", buf, groupElems, chunk);
   const Partition &p = buf.part;
-  if (p.begin < p.end && p.begin % chunk != 0)
-    fail("grad_norm_part: the partition starts inside a chunk (a bmbc/app bug)");
-  const int64_t numChunks = (groupElems + chunk - 1) / chunk;
-  std::vector<double> partial((size_t)numChunks, 0.0);
-  // An empty partition (a rank past the group's end) computes no chunk.
-  const int64_t first = p.begin / chunk;
-  const int64_t last = p.begin < p.end ? (p.end + chunk - 1) / chunk : first;
+  std::vector<double> partial((size_t)c.count, 0.0);
   const T *g = (const T *)buf.grads; // group element e at g[e - p.gradsFrom]
 #pragma omp parallel for num_threads(host::threadCount(ctx)) schedule(static) \
-    if (last - first > 1)
-  for (int64_t c = first; c < last; ++c) {
-    const int64_t end = std::min((c + 1) * chunk, p.end);
+    if (c.last - c.first > 1)
+  for (int64_t k = c.first; k < c.last; ++k) {
+    const int64_t end = std::min((k + 1) * chunk, p.end);
     double s = 0;
-    for (int64_t i = c * chunk; i < end; ++i) {
+    for (int64_t i = k * chunk; i < end; ++i) {
       const double x = double(g[i - p.gradsFrom]);
       s += x * x;
     }
-    partial[(size_t)c] = s;
+    partial[(size_t)k] = s;
   }
-  // Whether the other ranks hold chunks must be decided alike on every
-  // rank (a collective): partitioned exactly when the partitions do not
-  // coincide (ZeRO-1 on several ranks). Asking whether this rank's own
-  // partition misses part of the group would differ when the group fits in
-  // rank 0's partition (the others' are empty) and hang the ranks.
-  if (p.total != p.size) {
-    // Other ranks hold the other chunks; adding their zeros is exact.
-    Comm &comm = commOf(ctx);
-    commWait(ctx, comm.allReduce(partial.data(), numChunks, DType::F64));
-  }
-  double total = 0;
-  for (double s : partial)
-    total += s;
-  return std::sqrt(total);
+  return gradNormOfChunkSums(ctx, buf, partial);
 }
 
 template <class T>

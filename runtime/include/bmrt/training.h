@@ -25,6 +25,7 @@
 #include "bmrt/program.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace bmrt {
 
@@ -143,6 +144,20 @@ double clip_coefficient(double totalNorm, double maxNorm);
 /// ZeRO stage.
 template <class T>
 double grad_norm_part(Context &ctx, const Buffers &buf, int64_t groupElems, int64_t chunk);
+
+/// grad_norm_part's fixed shape, the same in every backend: the group's
+/// `count` chunks, of which this rank sums [first, last) (none for an empty
+/// partition). Checks the partition and the chunk size.
+struct GradNormChunks {
+  int64_t first = 0, last = 0, count = 0;
+};
+GradNormChunks gradNormChunks(const char *what, const Buffers &buf, int64_t groupElems,
+                              int64_t chunk);
+
+/// The norm from the per-chunk sums of squares (zeros at the chunks other
+/// ranks hold): all-reduced over the ranks when partitioned, then added in
+/// chunk order.
+double gradNormOfChunkSums(Context &ctx, const Buffers &buf, std::vector<double> &sums);
 
 /// grads[e] *= s for the partition's elements.
 template <class T>

@@ -72,3 +72,18 @@ bmb_configure() {
     -DLLVM_EXTERNAL_LIT="$BMB_LIT" \
     "${launcher[@]}" ${BMB_CMAKE_ARGS:-}
 }
+
+# bmb_heading TEXT: the banner between a demo's stages.
+bmb_heading() {
+  echo
+  echo "================================================================"
+  echo "== $*"
+  echo "================================================================"
+}
+
+# bmb_show_bmbc ARGS...: prints the command, then runs the built bmbc from the
+# checkout, so the paths it prints are relative to it (the demos use this).
+bmb_show_bmbc() {
+  echo "\$ bmbc $*"
+  (cd "$BMB_ROOT" && "$BMB_BUILD_DIR/bin/bmbc" "$@")
+}

@@ -91,9 +91,7 @@ fi
 echo "== the $TUNE_JOB tune job"
 bmb_configure || exit 1
 ninja -C "$BMB_BUILD_DIR" -j"$BMB_JOBS" bmbc bmrt || exit 1
-echo "\$ bmbc $MODEL --job $TUNE_JOB -o minilm-tune"
-(cd "$BMB_ROOT" && "$BMB_BUILD_DIR/bin/bmbc" "$MODEL" --job "$TUNE_JOB" -o "$OUT/minilm-tune") ||
-  exit 1
+bmb_show_bmbc "$MODEL" --job "$TUNE_JOB" -o "$OUT/minilm-tune" || exit 1
 
 echo "== prompt tuning all-MiniLM-L6-v2 with LoRA${STEPS:+ for $STEPS steps}"
 rm -rf "$OUT/ckpt-minilm"

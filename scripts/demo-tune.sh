@@ -32,30 +32,17 @@ DEMO="$BMB_BUILD_DIR/demo-tune"
 PRETRAIN_STEPS="${BMB_PRETRAIN_STEPS:-2000}"
 TUNE_STEPS="${BMB_TUNE_STEPS:-300}"
 
-heading() {
-  echo
-  echo "================================================================"
-  echo "== $*"
-  echo "================================================================"
-}
-
-heading "1/7 dependencies"
+bmb_heading "1/7 dependencies"
 if [ "${BMB_SKIP_DEPS:-0}" != 1 ]; then
   "$BMB_ROOT/scripts/install-deps.sh" || exit 1
 fi
 
-heading "2/7 build bmbc, libbmrt and bmb-tokenize ($BMB_BUILD_DIR)"
+bmb_heading "2/7 build bmbc, libbmrt and bmb-tokenize ($BMB_BUILD_DIR)"
 bmb_configure || exit 1
 ninja -C "$BMB_BUILD_DIR" -j"$BMB_JOBS" bmbc bmrt bmb-tokenize || exit 1
-BMBC="$BMB_BUILD_DIR/bin/bmbc"
 TOKENIZE="$BMB_BUILD_DIR/bin/bmb-tokenize"
 
-bmbc() {
-  echo "\$ bmbc $*"
-  (cd "$BMB_ROOT" && "$BMBC" "$@")
-}
-
-heading "3/7 the data ($DEMO/data)"
+bmb_heading "3/7 the data ($DEMO/data)"
 DATA="$DEMO/data"
 mkdir -p "$DATA"
 "$BMB_PYTHON" "$BMB_ROOT/scripts/fortunes-corpus.py" --one-line "$DATA/fortunes.jsonl" || exit 1
@@ -66,22 +53,22 @@ echo "\$ bmb-tokenize --tokenizer tokenizer fortunes.jsonl -o fortunes.tok --app
   --append-eos || exit 1
 "$BMB_PYTHON" "$BMB_ROOT/scripts/fortunes-topics.py" "$DATA/fortunes.jsonl" "$DATA/topics" || exit 1
 
-heading "4/7 masked-LM pre-training for $PRETRAIN_STEPS steps"
-bmbc "$MODEL" --job "$PRETRAIN_JOB" -o "$DEMO/mlm-train" || exit 1
+bmb_heading "4/7 masked-LM pre-training for $PRETRAIN_STEPS steps"
+bmb_show_bmbc "$MODEL" --job "$PRETRAIN_JOB" -o "$DEMO/mlm-train" || exit 1
 rm -rf "$DEMO/ckpt-mlm"
 echo "\$ mlm-train --data fortunes.tok --steps $PRETRAIN_STEPS --save ckpt-mlm"
 "$DEMO/mlm-train" --data "$DATA/fortunes.tok" --steps "$PRETRAIN_STEPS" --seed 1 \
   --save "$DEMO/ckpt-mlm" --save-every "$PRETRAIN_STEPS" --log "$DEMO/mlm-metrics.jsonl" || exit 1
 BACKBONE="$DEMO/ckpt-mlm/$(cat "$DEMO/ckpt-mlm/latest")"
 
-heading "5/7 the tune jobs: passes and executables"
-bmbc "$MODEL" --job topics_mini --print-pipeline || exit 1
+bmb_heading "5/7 the tune jobs: passes and executables"
+bmb_show_bmbc "$MODEL" --job topics_mini --print-pipeline || exit 1
 for job in "${TUNE_JOBS[@]}"; do
-  bmbc "$MODEL" --job "$job" --stats || exit 1
-  bmbc "$MODEL" --job "$job" -o "$DEMO/$job" || exit 1
+  bmb_show_bmbc "$MODEL" --job "$job" --stats || exit 1
+  bmb_show_bmbc "$MODEL" --job "$job" -o "$DEMO/$job" || exit 1
 done
 
-heading "6/7 prompt tuning the masked LM for $TUNE_STEPS steps"
+bmb_heading "6/7 prompt tuning the masked LM for $TUNE_STEPS steps"
 value() { awk -v k="$2" '$1 == k { printf "%.3f", $2 }' "$1"; }
 for job in "${TUNE_JOBS[@]}"; do
   rm -rf "$DEMO/ckpt-$job"
@@ -95,7 +82,7 @@ done
 
 MINILM_RESULT=""
 if [ "${BMB_SKIP_MINILM:-0}" != 1 ]; then
-  heading "7/7 all-MiniLM-L6-v2 from PyPI, prompt-tuned with LoRA"
+  bmb_heading "7/7 all-MiniLM-L6-v2 from PyPI, prompt-tuned with LoRA"
   "$BMB_ROOT/scripts/demo-tune-minilm.sh" "$DATA" "$DEMO/minilm" || exit 1
   MINILM_RESULT="$DEMO/minilm/minilm-result.txt"
 fi

@@ -25,32 +25,19 @@ CHAT_JOB=chat_mini
 DEMO="$BMB_BUILD_DIR/demo"
 STEPS="${BMB_DEMO_STEPS:-600}"
 
-heading() {
-  echo
-  echo "================================================================"
-  echo "== $*"
-  echo "================================================================"
-}
-
-heading "1/8 dependencies"
+bmb_heading "1/8 dependencies"
 if [ "${BMB_SKIP_DEPS:-0}" != 1 ]; then
   "$BMB_ROOT/scripts/install-deps.sh" || exit 1
 fi
 "$BMB_ROOT/scripts/detect-cuda.sh"
 
-heading "2/8 build bmbc, libbmrt and bmb-tokenize ($BMB_BUILD_DIR)"
+bmb_heading "2/8 build bmbc, libbmrt and bmb-tokenize ($BMB_BUILD_DIR)"
 bmb_configure || exit 1
 ninja -C "$BMB_BUILD_DIR" -j"$BMB_JOBS" bmbc bmrt bmb-tokenize || exit 1
 BMBC="$BMB_BUILD_DIR/bin/bmbc"
 TOKENIZE="$BMB_BUILD_DIR/bin/bmb-tokenize"
 
-# bmbc ARGS...: from the checkout, so paths print relative to it.
-bmbc() {
-  echo "\$ bmbc $*"
-  (cd "$BMB_ROOT" && "$BMBC" "$@")
-}
-
-heading "3/8 the corpus: Debian's fortunes, a BPE tokenizer, a token file ($DEMO/data)"
+bmb_heading "3/8 the corpus: Debian's fortunes, a BPE tokenizer, a token file ($DEMO/data)"
 mkdir -p "$DEMO/data"
 "$BMB_PYTHON" "$BMB_ROOT/scripts/fortunes-corpus.py" "$DEMO/data/fortunes.jsonl" || exit 1
 echo "\$ bmb-tokenize --train-bpe 4096 fortunes.jsonl -o tokenizer"
@@ -59,26 +46,26 @@ echo "\$ bmb-tokenize --tokenizer tokenizer fortunes.jsonl -o fortunes.tok --app
 "$TOKENIZE" --tokenizer "$DEMO/data/tokenizer" "$DEMO/data/fortunes.jsonl" \
   -o "$DEMO/data/fortunes.tok" --append-eos || exit 1
 
-heading "4/8 the train job: passes and memory plan"
-bmbc "$MODEL" --job "$TRAIN_JOB" --print-pipeline || exit 1
-bmbc "$MODEL" --job "$TRAIN_JOB" --stats || exit 1
+bmb_heading "4/8 the train job: passes and memory plan"
+bmb_show_bmbc "$MODEL" --job "$TRAIN_JOB" --print-pipeline || exit 1
+bmb_show_bmbc "$MODEL" --job "$TRAIN_JOB" --stats || exit 1
 
-heading "5/8 the train executable"
-bmbc "$MODEL" --job "$TRAIN_JOB" -o "$DEMO/gpt2-train" || exit 1
+bmb_heading "5/8 the train executable"
+bmb_show_bmbc "$MODEL" --job "$TRAIN_JOB" -o "$DEMO/gpt2-train" || exit 1
 
-heading "6/8 train for $STEPS steps (Ctrl-C saves a checkpoint and stops)"
+bmb_heading "6/8 train for $STEPS steps (Ctrl-C saves a checkpoint and stops)"
 rm -rf "$DEMO/ckpt" "$DEMO/metrics.jsonl"
 echo "\$ gpt2-train --data fortunes.tok --steps $STEPS --save ckpt --log metrics.jsonl"
 "$DEMO/gpt2-train" --data "$DEMO/data/fortunes.tok" --steps "$STEPS" --seed 1 \
   --save "$DEMO/ckpt" --save-every 200 --log "$DEMO/metrics.jsonl" || exit 1
 CKPT="$DEMO/ckpt/$(cat "$DEMO/ckpt/latest")"
 
-heading "7/8 the loss curve"
+bmb_heading "7/8 the loss curve"
 "$BMB_PYTHON" "$BMB_ROOT/scripts/plot-loss.py" "$DEMO/metrics.jsonl" "$DEMO/loss.png" \
   --title "GPT2Mini on fortunes" || exit 1
 
-heading "8/8 generate from the checkpoint"
-bmbc "$MODEL" --job "$CHAT_JOB" -o "$DEMO/gpt2-chat" || exit 1
+bmb_heading "8/8 generate from the checkpoint"
+bmb_show_bmbc "$MODEL" --job "$CHAT_JOB" -o "$DEMO/gpt2-chat" || exit 1
 echo "\$ gpt2-chat --load $CKPT --tokenizer tokenizer --prompt 'The computer' --max-tokens 60"
 "$DEMO/gpt2-chat" --load "$CKPT" --tokenizer "$DEMO/data/tokenizer" --prompt "The computer" \
   --max-tokens 60 --seed 1 || exit 1

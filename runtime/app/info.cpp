@@ -119,10 +119,22 @@ static void printTrainInfo(FILE *out, const ProgramInfo &p) {
   }
 }
 
+/// What the program does with the model, for the `model:` line. Train
+/// programs always carry ModelKind::CausalLM, so their objective (and, for
+/// tune programs, the head the verbalizer scores) says more.
+static const char *modelRole(const ProgramInfo &p) {
+  if (p.tune)
+    return p.tune->headParam && *p.tune->headParam ? "prompt classifier over the LM head"
+                                                   : "prompt classifier over a headless encoder";
+  if (p.train)
+    return p.train->objective == TrainObjective::MaskedLM ? "masked LM" : "causal LM";
+  return p.kind == ModelKind::CausalLM ? "causal LM" : "encoder";
+}
+
 void printProgramInfo(FILE *out, const ProgramInfo &p) {
   bool lm = p.kind == ModelKind::CausalLM;
-  std::fprintf(out, "model: %s (%s, vocab %lld, ctx %lld)\n", p.model,
-               lm ? "causal LM" : "encoder", (long long)p.vocab, (long long)p.ctx);
+  std::fprintf(out, "model: %s (%s, vocab %lld, ctx %lld)\n", p.model, modelRole(p),
+               (long long)p.vocab, (long long)p.ctx);
   std::fprintf(out, "job: %s\n", p.job);
   std::fprintf(out, "source: %s\n", p.source);
   std::fprintf(out, "checkpoint: %s\n", p.from && *p.from ? p.from : "(none)");

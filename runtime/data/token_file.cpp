@@ -159,7 +159,7 @@ TokenFile::TokenFile(TokenFile &&o) noexcept { *this = std::move(o); }
 TokenFile &TokenFile::operator=(TokenFile &&o) noexcept {
   if (this != &o) {
     if (map_)
-      munmap((void *)map_, mapBytes_);
+      munmap(const_cast<uint8_t *>(map_), mapBytes_);
     path_ = std::move(o.path_);
     map_ = o.map_;
     mapBytes_ = o.mapBytes_;
@@ -177,7 +177,7 @@ TokenFile &TokenFile::operator=(TokenFile &&o) noexcept {
 
 TokenFile::~TokenFile() {
   if (map_)
-    munmap((void *)map_, mapBytes_);
+    munmap(const_cast<uint8_t *>(map_), mapBytes_);
 }
 
 int32_t TokenFile::at(uint64_t i) const {

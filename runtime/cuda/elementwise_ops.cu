@@ -119,6 +119,10 @@ __global__ void scaleKernel(float *x, int64_t n, float s) {
   BMRT_GRID_STRIDE(i, n) { x[i] *= s; }
 }
 
+__global__ void addKernel(float *x, const float *y, int64_t n) {
+  BMRT_GRID_STRIDE(i, n) { x[i] = x[i] + y[i]; }
+}
+
 // partial[b] = sum of g^2 in double over block b's grid-stride elements;
 // the host adds the partials in block order (a fixed grid: fixed bits).
 __global__ void squaresKernel(double *partial, const float *g, int64_t n) {
@@ -210,6 +214,15 @@ void scale_inplace(Device &dev, float *x, int64_t n, double s) {
     return;
   scaleKernel<<<blocksFor(n), kThreads, 0, dev.compute>>>(x, n, (float)s);
   BMRT_CUDA_CHECK_LAUNCH("scaleKernel");
+}
+
+void add_inplace(Device &dev, float *x, const float *y, int64_t n) {
+  if (n < 0)
+    fail("add_inplace: negative element count " + std::to_string(n));
+  if (n == 0)
+    return;
+  addKernel<<<blocksFor(n), kThreads, 0, dev.compute>>>(x, y, n);
+  BMRT_CUDA_CHECK_LAUNCH("addKernel");
 }
 
 double grad_norm_squared(Device &dev, const float *grads, int64_t n) {

@@ -158,13 +158,11 @@ void rotary_backward(Device &dev, float *dx, const float *dout, const int32_t *p
 //===--- Sampling (sampling.cu) --------------------------------------------===//
 
 /// The next token for a logits row [vocab] in device memory, drawn as
-/// bmrt::sampleToken does for greedy and temperature (the same Philox
-/// uniform at (seed, step)); one synchronisation, the token to the host.
-/// top_k and top_p are refused (not on the device yet).
+/// bmrt::sampleToken does in every mode (the same Philox uniform at (seed,
+/// step); top_k and top_p sort the row first: sampling_sorted.cu); one
+/// synchronisation, the token to the host.
 int32_t sample_token(Device &dev, const SamplingConfig &config, const float *logits,
                      int64_t vocab, uint64_t step);
-/// Fails unless sample_token can draw with `config` (top_k, top_p: not yet).
-void check_device_sampling(const SamplingConfig &config);
 
 //===--- Element-wise (elementwise_ops.cu) ---------------------------------===//
 
@@ -188,9 +186,15 @@ void sgd_update(Device &dev, float *params, const float *grads, float *momentumB
 void act_backward(Device &dev, float *dx, const float *x, const float *dout, int64_t n,
                   Epilogue act);
 void scale_inplace(Device &dev, float *x, int64_t n, double s);
+/// x[i] = x[i] + y[i] in float (zero = 2's add_unit_grads: a summed piece
+/// into the partition's gradients, the host's arithmetic exactly).
+void add_inplace(Device &dev, float *x, const float *y, int64_t n);
 /// The sum of squares in double, to the host (one synchronisation: the
 /// caller decides on it). A fixed grid and order: the same bits every run.
 double grad_norm_squared(Device &dev, const float *grads, int64_t n);
+/// Whether some x[i] is inf or NaN (fp16's loss scaler): a CUB device
+/// reduction, then one synchronisation for the answer (nonfinite.cu).
+bool any_nonfinite(Device &dev, const float *x, int64_t n);
 /// out[c] (host) = the sum of squares, in double, of chunk c of grads[0, n)
 /// (chunks of `chunk` elements, the last may be short): one launch, one
 /// synchronisation. grad_norm_part's per-chunk sums.

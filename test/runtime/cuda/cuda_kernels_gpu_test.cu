@@ -17,6 +17,7 @@
 #include "bmrt/training.h"
 #include "cuda/device.h"
 #include "cuda/kernels_cuda.h"
+#include "cuda/sampling_sorted.h"
 
 #include <gtest/gtest.h>
 
@@ -502,6 +503,41 @@ TEST_F(Gpu, SgdScaleAndGradientNorms) {
   expectNear(dg.get(dev().compute), g, 0.0f, "scale_inplace");
 }
 
+// fp16's loss scaler: the overflow check (a CUB reduction) answers as the
+// host's for finite buffers, one inf or one NaN anywhere (the last element
+// too: the reduction covers the tail), and nothing at all.
+TEST_F(Gpu, AnyNonFiniteAnswersAsTheHost) {
+  const int64_t n = 300001;
+  auto g = randomVector(n, 79, 1e4f);
+  for (int64_t at : {(int64_t)-1, (int64_t)0, (int64_t)123457, n - 1}) {
+    for (float bad : {INFINITY, -INFINITY, NAN}) {
+      auto x = g;
+      if (at >= 0)
+        x[at] = bad;
+      DeviceVector<float> dx(x);
+      EXPECT_EQ(cu::any_nonfinite(dev(), dx.p, n), bmrt::any_nonfinite<float>(host, x.data(), n))
+          << "bad value at " << at;
+      EXPECT_EQ(cu::any_nonfinite(dev(), dx.p, n), at >= 0) << "bad value at " << at;
+      if (at < 0)
+        break;
+    }
+  }
+  DeviceVector<float> one(std::vector<float>{1.0f});
+  EXPECT_FALSE(cu::any_nonfinite(dev(), one.p, 0));
+}
+
+// ZeRO-2's add_unit_grads: the summed piece added into the partition, the
+// host's float addition exactly.
+TEST_F(Gpu, AddInplaceIsTheHostsAddition) {
+  const int64_t n = 70001;
+  auto x = randomVector(n, 80), y = randomVector(n, 81);
+  DeviceVector<float> dx(x), dy(y);
+  cu::add_inplace(dev(), dx.p, dy.p, n);
+  for (int64_t i = 0; i < n; i++)
+    x[i] = x[i] + y[i];
+  expectNear(dx.get(dev().compute), x, 0.0f, "add_inplace");
+}
+
 TEST_F(Gpu, ReducedPrecisionGemmsMatchTheHostsRoundedProducts) {
   const int64_t m = 33, n = 40, k = 72;
   auto a = randomVector(m * k, 72), b = randomVector(n * k, 73), bias = randomVector(n, 74),
@@ -563,6 +599,78 @@ TEST_F(Gpu, SamplingGreedyAndTemperatureDrawTheHostsTokens) {
     msg = e.what();
   }
   EXPECT_EQ(msg, "the model produced an invalid logit (nan) for token 77");
+}
+
+// top_k and top_p: the device's cut keeps the host Sampler's tokens
+// (filterDistribution's count) and its draw picks the host's id at every
+// step of a seed. Ties at the k-th logit are all kept (TopKLogitsWarper);
+// -inf logits are never drawn; k beyond the vocabulary keeps everything;
+// p = 0 keeps the most likely token only, p = 1 every token with mass.
+// (Not yet run: no GPU where this was written.)
+TEST_F(Gpu, SamplingTopKAndTopPCutAndDrawAsTheHost) {
+  const int64_t V = 5003;
+  auto logits = randomVector(V, 82, 2.0f);
+  logits[10] = logits[4001] = logits[2500] = 4.5f; // a tie that straddles k = 2
+  logits[11] = 5.0f;
+  logits[12] = -INFINITY;
+  DeviceVector<float> dl(logits);
+  struct Case {
+    bmrt::SamplingMode mode;
+    int64_t k;
+    double p, temperature;
+  };
+  const Case cases[] = {{bmrt::SamplingMode::TopK, 2, 1, 1.0},
+                        {bmrt::SamplingMode::TopK, 50, 1, 0.7},
+                        {bmrt::SamplingMode::TopK, V + 10, 1, 1.3},
+                        {bmrt::SamplingMode::TopP, 0, 0.9, 1.0},
+                        {bmrt::SamplingMode::TopP, 0, 0.5, 2.0},
+                        {bmrt::SamplingMode::TopP, 0, 0.0, 1.0},
+                        {bmrt::SamplingMode::TopP, 0, 1.0, 1.0}};
+  for (const Case &c : cases) {
+    bmrt::SamplingConfig config;
+    config.mode = c.mode;
+    config.topK = c.k;
+    config.topP = c.p;
+    config.temperature = c.temperature;
+    config.seed = 99;
+    bmrt::Sampler hs = bmrt::makeSampler(config, V);
+    const int64_t kept = bmrt::filterDistribution(hs, logits.data());
+    const std::string what = std::string(bmrt::samplingModeName(c.mode)) + " k " +
+                             std::to_string(c.k) + " p " + std::to_string(c.p);
+    // The cut alone, through the draw's report (u = 0: the first kept id).
+    const cu::SortedDraw first = cu::sorted_draw(dev(), config, dl.p, V, 0.0);
+    // The host counts tokens with mass; the device's cut may also hold the
+    // one -inf token (weight 0, never drawn), when it keeps the whole row.
+    EXPECT_EQ(first.kept - (first.kept == V ? 1 : 0), kept) << what;
+    if (c.mode == bmrt::SamplingMode::TopK && c.k == 2)
+      EXPECT_EQ(kept, 4) << "the tie at the 2nd logit is kept whole";
+    for (uint64_t step = 0; step < 40; step++) {
+      const int32_t want = bmrt::sampleToken(host, hs, logits.data(), step);
+      EXPECT_EQ(cu::sample_token(dev(), config, dl.p, V, step), want) << what << " step " << step;
+      EXPECT_NE(want, 12) << "a -inf logit was drawn";
+    }
+  }
+  logits[77] = NAN;
+  DeviceVector<float> bad(logits);
+  bmrt::SamplingConfig topK;
+  topK.mode = bmrt::SamplingMode::TopK;
+  topK.topK = 5;
+  std::string msg;
+  try {
+    cu::sample_token(dev(), topK, bad.p, V, 0);
+  } catch (const bmrt::Error &e) {
+    msg = e.what();
+  }
+  EXPECT_EQ(msg, "the model produced an invalid logit (nan) for token 77");
+  std::vector<float> none(V, -INFINITY);
+  DeviceVector<float> dnone(none);
+  msg.clear();
+  try {
+    cu::sample_token(dev(), topK, dnone.p, V, 0);
+  } catch (const bmrt::Error &e) {
+    msg = e.what();
+  }
+  EXPECT_EQ(msg, "every logit is -inf: there is no token to sample");
 }
 
 TEST_F(Gpu, MseLossAndGradientInPlace) {

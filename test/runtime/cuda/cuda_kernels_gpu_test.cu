@@ -287,6 +287,58 @@ TEST_F(Gpu, LaunchMapRunsAGeneratedKernelOnTheDevice) {
   expectNear(dout.get(dev().compute), want, 1e-6f, "launch_map");
 }
 
+// What bmbc prints for a kernel whose operands are all f32 indexed by the
+// element (compiler/EmitProgram.cpp's emitKernelQuad): quad() and lane()
+// beside the call operator. A counter of quad calls shows which path ran.
+struct AddGelu {
+  float *out;
+  const float *in0;
+  const float *in1;
+  int *quads; // device: quad() calls (test only)
+  __host__ __device__ void operator()(int64_t i) const {
+    float x0 = in0[i];
+    float x1 = in1[i];
+    out[i] = bmrt::gelu_tanh(x0 + x1);
+  }
+  __host__ __device__ bool aligned16() const { return bmrt::aligned16(out, in0, in1); }
+  __device__ void quad(int64_t i) const {
+    atomicAdd(quads, 1);
+    const bmrt::Vec4 q0 = bmrt::load4(in0 + i);
+    const bmrt::Vec4 q1 = bmrt::load4(in1 + i);
+    bmrt::Vec4 r;
+    r.x = lane(i, q0.x, q1.x);
+    r.y = lane(i + 1, q0.y, q1.y);
+    r.z = lane(i + 2, q0.z, q1.z);
+    r.w = lane(i + 3, q0.w, q1.w);
+    bmrt::store4(out + i, r);
+  }
+  __host__ __device__ float lane(int64_t, float x0, float x1) const {
+    return bmrt::gelu_tanh(x0 + x1);
+  }
+};
+
+// 16-byte accesses when every pointer is aligned (n % 4 = 3 left to the
+// scalar tail), one element a thread when one is not (an operand one float
+// in): both give the host's elements.
+TEST_F(Gpu, LaunchMapTakesSixteenByteAccessesWhenAligned) {
+  const int64_t n = 100003;
+  auto a = randomVector(n + 1, 32), b = randomVector(n + 1, 33);
+  bmrt::Context ctx;
+  ctx.device = &dev();
+  DeviceVector<int> count(std::vector<int>{0});
+  for (int64_t skew : {0, 1}) {
+    std::vector<float> want(n);
+    for (int64_t i = 0; i < n; i++)
+      want[i] = bmrt::gelu_tanh(a[i + skew] + b[i]);
+    DeviceVector<float> da(a), db(b), dout(std::vector<float>(n, 0.0f));
+    ASSERT_EQ(cudaMemset(count.p, 0, sizeof(int)), cudaSuccess);
+    bmrt::launch_map(ctx, n, AddGelu{dout.p, da.p + skew, db.p, count.p});
+    expectNear(dout.get(dev().compute), want, 1e-6f, "launch_map quad, skew " +
+                                                         std::to_string(skew));
+    EXPECT_EQ(count.get(dev().compute)[0], skew ? 0 : (int)(n / 4)) << "skew " << skew;
+  }
+}
+
 TEST_F(Gpu, EmbeddingForwardBackwardAndABadId) {
   const int64_t vocab = 11, C = 300, rows = 9;
   auto table = randomVector(vocab * C, 40), dout = randomVector(rows * C, 41);

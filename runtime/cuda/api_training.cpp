@@ -93,10 +93,11 @@ double grad_norm_part<float>(Context &ctx, const Buffers &buf, int64_t groupElem
   ProfileScope profile(ctx, KernelKind::Optimizer);
   const GradNormChunks c = gradNormChunks("grad_norm_part", buf, groupElems, chunk);
   std::vector<double> partial((size_t)c.count, 0.0);
-  // Group element e at grads[e - gradsFrom] (zero = 2 holds the partition only).
-  const float *g = (const float *)buf.grads - buf.part.gradsFrom;
+  // The rank's chunks start at its partition's first element (gradNormChunks
+  // checks it is a chunk boundary), at grads[begin - gradsFrom].
   if (c.last > c.first)
-    cuda::chunk_squares(deviceOf(ctx), partial.data() + c.first, g + c.first * chunk,
+    cuda::chunk_squares(deviceOf(ctx), partial.data() + c.first,
+                        (const float *)buf.grads + (c.first * chunk - buf.part.gradsFrom),
                         buf.part.end - c.first * chunk, chunk);
   return gradNormOfChunkSums(ctx, buf, partial);
 }

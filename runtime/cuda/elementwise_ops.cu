@@ -49,8 +49,12 @@ __global__ void activationResidualKernel(float *c, int64_t ldc, int64_t m, int64
   }
 }
 
-__global__ void positionsKernel(int32_t *out, int64_t rows, int64_t start) {
-  BMRT_GRID_STRIDE(r, rows) { out[r] = (int32_t)(start + r); }
+// startDev: the decode step's position in device memory (Device::stepStart),
+// read instead of `start` so a captured graph serves every step.
+__global__ void positionsKernel(int32_t *out, int64_t rows, int64_t start,
+                                const int64_t *startDev) {
+  const int64_t first = startDev ? *startDev : start;
+  BMRT_GRID_STRIDE(r, rows) { out[r] = (int32_t)(first + r); }
 }
 
 struct AdamScalars {
@@ -260,7 +264,8 @@ void positions_forward(Device &dev, int32_t *out, int64_t rows, int64_t start) {
          std::to_string(start + rows) + ") do not fit in int32");
   if (rows <= 0)
     return;
-  positionsKernel<<<blocksFor(rows), kThreads, 0, dev.compute>>>(out, rows, start);
+  positionsKernel<<<blocksFor(rows), kThreads, 0, dev.compute>>>(out, rows, start,
+                                                                 dev.stepStart);
   BMRT_CUDA_CHECK_LAUNCH("positionsKernel");
 }
 

@@ -33,7 +33,8 @@ public:
     std::fprintf(out,
                  "\nThis executable was built for the cuda target: it runs on an NVIDIA GPU of\n"
                  "compute capability 8.0 or newer ($LOCAL_RANK picks one of several). --threads\n"
-                 "is refused.\n"
+                 "is refused. Decode steps replay a CUDA graph ($BMB_CUDA_GRAPHS=0: launch by\n"
+                 "launch).\n"
                  "Exit codes: 1 no usable GPU (the message says why), not enough GPU memory,\n"
                  "or another run-time error; 2 a bad command line.\n");
   }

@@ -135,6 +135,20 @@ void mse_forward_backward(Device &dev, float *loss, float *dpred, const float *p
 
 //===--- Attention (attention.cu): batched GEMMs, fused masked softmax ----===//
 
+/// What attention_forward throws when a step with its position in device
+/// memory meets keys or values written into the cache in place (their place
+/// was chosen with the host's position): decode_graph.cpp then decodes with
+/// host positions.
+struct NeedsHostPosition : Error {
+  using Error::Error;
+};
+
+/// With dev.stepStart set (the decode step as a graph): the first position
+/// is read from there, the new rows are written to the cache there, and the
+/// scores span the whole capacity with the keys past start + rows masked
+/// (the plain path's formula on the visible keys; the GEMMs' shapes no
+/// longer depend on the step, so their rounding may differ from it). args.start is then only checked; k and v must not be the
+/// cache's own rows (that place depends on the host's start).
 void attention_forward(Device &dev, const AttentionArgs &args, float *out, const float *q,
                        const float *k, const float *v, float *kCache, float *vCache);
 void attention_backward(Device &dev, const AttentionArgs &args, float *dq, float *dk, float *dv,
@@ -170,7 +184,8 @@ int32_t sample_token(Device &dev, const SamplingConfig &config, const float *log
 /// an m x n block with leading dimension ldc, act from bmrt/elementwise.h.
 void activation_residual(Device &dev, float *c, int64_t ldc, int64_t m, int64_t n,
                          Epilogue act, const float *residual);
-/// out[r] = start + r.
+/// out[r] = start + r; start read from dev.stepStart when that is set (the
+/// decode step's position in device memory; `start` is then only checked).
 void positions_forward(Device &dev, int32_t *out, int64_t rows, int64_t start);
 /// x[0, n) = 0.
 void fill_zero(Device &dev, float *x, int64_t n);

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "bmrt/kernels.h"
 #include "bmrt/training.h"
+#include "cuda/decode_graph.h"
 #include "cuda/device.h"
 #include "cuda/device_buffers.h"
 #include "cuda/kernels_cuda.h"
@@ -218,6 +219,17 @@ TEST(CudaSampling, SortedModesRefuseBadSettingsBeforeTheGpu) {
   config.temperature = 0;
   EXPECT_EQ(errorOf([&] { bmrt::cuda::sample_token(dev, config, nullptr, 10, 0); }),
             "sampling: temperature must be > 0 (got 0.000000)");
+}
+
+// $BMB_CUDA_GRAPHS: decode steps as CUDA graphs unless it says 0; any other
+// value is refused naming the variable (before a GPU is needed).
+TEST(CudaDecodeGraphs, TheEnvironmentSwitchIsZeroOrOne) {
+  EXPECT_TRUE(bmrt::cuda::decodeGraphsWanted(nullptr));
+  EXPECT_TRUE(bmrt::cuda::decodeGraphsWanted("1"));
+  EXPECT_FALSE(bmrt::cuda::decodeGraphsWanted("0"));
+  EXPECT_EQ(errorOf([] { bmrt::cuda::decodeGraphsWanted("yes"); }),
+            "$BMB_CUDA_GRAPHS is 'yes'; it must be 1 (decode steps as CUDA graphs, the "
+            "default) or 0 (launch by launch)");
 }
 
 TEST(CudaApi, ClipCoefficientIsTheHostFormula) {

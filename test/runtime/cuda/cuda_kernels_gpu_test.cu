@@ -518,6 +518,49 @@ TEST_F(Gpu, AttentionForwardOverACacheWithGqaAndMask) {
   }
 }
 
+// The decode step's kernels with the position in device memory
+// (Device::stepStart, decode_graph.h): the host argument is ignored (given
+// as 0 here), the attention spans the whole cache with the keys past the
+// position masked, and gives the host's result at the device's position;
+// positions_forward counts from it. New keys written into the cache in
+// place are refused (NeedsHostPosition).
+TEST_F(Gpu, DecodeKernelsReadTheirPositionFromTheDevice) {
+  const int64_t start = 9;
+  DeviceVector<int64_t> dstart(std::vector<int64_t>{start});
+  for (bool causal : {true, false}) {
+    const int64_t batch = 2, rows = 1, heads = 4, kvHeads = 2, hd = 8, cap = 16;
+    auto a = attentionArgs(batch, rows, heads, kvHeads, hd, cap, start, causal);
+    const int64_t row = a.qRowStride, kv = kvHeads * hd, C = heads * hd;
+    auto qkv = randomVector(batch * rows * row, 83);
+    auto kc = randomVector(batch * cap * kv, 84), vc = randomVector(batch * cap * kv, 85);
+    std::vector<float> out(batch * rows * C), kcH = kc, vcH = vc;
+    bmrt::attention_forward<float>(host, a, out.data(), qkv.data(), qkv.data() + C,
+                                   qkv.data() + C + kv, kcH.data(), vcH.data());
+    DeviceVector<float> dqkv(qkv), dkc(kc), dvc(vc), dout(std::vector<float>(out.size()));
+    a.start = 0; // what the device must not use
+    dev().stepStart = dstart.p;
+    cu::attention_forward(dev(), a, dout.p, dqkv.p, dqkv.p + C, dqkv.p + C + kv, dkc.p, dvc.p);
+    EXPECT_EQ(dev().stepCapacity, cap);
+    std::string refused;
+    try { // keys already in the cache, at a row the host's position chose
+      cu::attention_forward(dev(), a, dout.p, dqkv.p, dkc.p, dqkv.p + C + kv, dkc.p, dvc.p);
+    } catch (const cu::NeedsHostPosition &e) {
+      refused = e.what();
+    }
+    dev().stepStart = nullptr;
+    dev().stepCapacity = 0;
+    EXPECT_NE(refused.find("rows of the KV cache"), std::string::npos) << refused;
+    expectNear(dout.get(dev().compute), out, 1e-4f, causal ? "causal" : "bidirectional");
+    expectNear(dkc.get(dev().compute), kcH, 0.0f, "k cache row at the device's position");
+    expectNear(dvc.get(dev().compute), vcH, 0.0f, "v cache row at the device's position");
+  }
+  DeviceVector<int32_t> pos(std::vector<int32_t>(3, -1));
+  dev().stepStart = dstart.p;
+  cu::positions_forward(dev(), pos.p, 3, 0);
+  dev().stepStart = nullptr;
+  EXPECT_EQ(pos.get(dev().compute), (std::vector<int32_t>{9, 10, 11}));
+}
+
 TEST_F(Gpu, AttentionBackwardRecomputesTheSoftmax) {
   const int64_t batch = 2, rows = 7, heads = 4, kvHeads = 2, hd = 8;
   auto a = attentionArgs(batch, rows, heads, kvHeads, hd, rows, 0, true);

@@ -537,16 +537,6 @@ int bmb::driverMain(int argc, char **argv) {
                       "in fp64 (precision = fp64); build it with --target=host\n";
       return kExitNotImplemented;
     }
-    // ZeRO-2's per-unit reduce-scatter and its staging exist on the host
-    // only (bmrt::reduce_scatter_unit; NCCL has no per-rank pieces yet).
-    bool zero2 = false;
-    module->walk([&](mlir::bmb::exec::ReduceScatterUnitOp) { zero2 = true; });
-    if (zero2) {
-      llvm::errs() << "bmbc: error: the cuda target has no zero = 2 yet (the per-layer "
-                      "reduce-scatter of staged gradients is host-only); use zero = 0 or 1, "
-                      "or build it with --target=host\n";
-      return kExitNotImplemented;
-    }
     // Prefix tuning's attention and per-iteration deltas' gates have host
     // implementations only (bmrt::attention_prefix_*, a host write of the
     // gate): refused here, not left to nvcc's link or a device fault.

@@ -97,36 +97,15 @@ void Emitter::emitParamsAndState() {
     emitGradsAndOptState();
 }
 
-/// A generated kernel: a functor whose call operator computes element i.
-void Emitter::emitKernelFunctor(KernelOp k) {
-  std::string out = cType(mt(k.getOut()).getElementType());
-  os << "// " << k.getSymName() << ": " << mt(k.getOut()) << "\n";
-  os << "struct " << k.getSymName() << " {\n  " << out << " *out;\n";
-  for (auto [i, in] : llvm::enumerate(k.getInputs()))
-    os << "  const " << cType(mt(in).getElementType()) << " *in" << i << "; // "
-       << shapeStr(mt(in).getShape()) << "\n";
-  for (size_t j = 0; j < k.getScalars().size(); ++j)
-    os << "  int64_t sc" << j << "; // the same for every element\n";
-  os << "  __host__ __device__ void operator()(int64_t i) const {\n";
-  Block &body = k.getBody().front();
-  DenseMap<Value, std::string> local;
-  ArrayRef<int64_t> divs = *k.getInDiv(), mods = *k.getInMod();
-  for (auto [j, arg] : llvm::enumerate(body.getArguments().drop_front(k.getInputs().size())))
-    local[arg] = "sc" + std::to_string(j);
-  for (auto [i, arg] : llvm::enumerate(body.getArguments().take_front(k.getInputs().size()))) {
-    std::string idx = "i";
-    if (divs[i])
-      idx = "(" + idx + " / " + std::to_string(divs[i]) + ")";
-    if (mods[i])
-      idx = "(" + idx + " % " + std::to_string(mods[i]) + ")";
-    local[arg] = "x" + std::to_string(i);
-    os << "    " << cType(arg.getType()) << " x" << i << " = in" << i << "[" << idx << "];\n";
-  }
+/// The scalar ops of kernel `k`'s body, one statement each, on the values
+/// named in `local` (its block arguments already); the yield stores
+/// out[i], or returns the value when `asLane` (quad()'s per-lane function).
+void Emitter::emitKernelOps(KernelOp k, DenseMap<Value, std::string> &local, bool asLane) {
   int v = 0;
-  for (Operation &op : body) {
+  for (Operation &op : k.getBody().front()) {
     auto val = [&](unsigned j) { return local.lookup(op.getOperand(j)); };
     if (auto y = dyn_cast<KernelYieldOp>(op)) {
-      os << "    out[i] = " << local.lookup(y.getValue()) << ";\n";
+      os << "    " << (asLane ? "return " : "out[i] = ") << local.lookup(y.getValue()) << ";\n";
       continue;
     }
     // A dropout's key (the integers: its id, the element index) and its p,
@@ -183,7 +162,86 @@ void Emitter::emitKernelFunctor(KernelOp k) {
     local[op.getResult(0)] = n;
     os << "    " << t << " " << n << " = " << expr << ";\n";
   }
-  os << "  }\n};\n\n";
+}
+
+/// A generated kernel: a functor whose call operator computes element i.
+void Emitter::emitKernelFunctor(KernelOp k) {
+  std::string out = cType(mt(k.getOut()).getElementType());
+  os << "// " << k.getSymName() << ": " << mt(k.getOut()) << "\n";
+  os << "struct " << k.getSymName() << " {\n  " << out << " *out;\n";
+  for (auto [i, in] : llvm::enumerate(k.getInputs()))
+    os << "  const " << cType(mt(in).getElementType()) << " *in" << i << "; // "
+       << shapeStr(mt(in).getShape()) << "\n";
+  for (size_t j = 0; j < k.getScalars().size(); ++j)
+    os << "  int64_t sc" << j << "; // the same for every element\n";
+  os << "  __host__ __device__ void operator()(int64_t i) const {\n";
+  Block &body = k.getBody().front();
+  DenseMap<Value, std::string> local;
+  ArrayRef<int64_t> divs = *k.getInDiv(), mods = *k.getInMod();
+  for (auto [j, arg] : llvm::enumerate(body.getArguments().drop_front(k.getInputs().size())))
+    local[arg] = "sc" + std::to_string(j);
+  for (auto [i, arg] : llvm::enumerate(body.getArguments().take_front(k.getInputs().size()))) {
+    std::string idx = "i";
+    if (divs[i])
+      idx = "(" + idx + " / " + std::to_string(divs[i]) + ")";
+    if (mods[i])
+      idx = "(" + idx + " % " + std::to_string(mods[i]) + ")";
+    local[arg] = "x" + std::to_string(i);
+    os << "    " << cType(arg.getType()) << " x" << i << " = in" << i << "[" << idx << "];\n";
+  }
+  emitKernelOps(k, local, /*asLane=*/false);
+  os << "  }\n";
+  emitKernelQuad(k);
+  os << "};\n\n";
+}
+
+/// 128-bit access for a GPU (bmrt/cuda_skeletons.h's launch_map): when the
+/// output and every input are f32 indexed by i itself (no broadcast), the
+/// functor also gets quad(i), four elements from i (a multiple of 4) with
+/// one 16-byte load per input and one store, and aligned16(), which the
+/// skeleton asks before taking that path. Each lane computes lane(i, x...),
+/// the call operator's own statements, so a lane is the element operator()
+/// would compute. The host's skeleton never calls them.
+void Emitter::emitKernelQuad(KernelOp k) {
+  auto f32 = [](Type t) { return t.isF32(); };
+  if (!f32(mt(k.getOut()).getElementType()))
+    return;
+  ArrayRef<int64_t> divs = *k.getInDiv(), mods = *k.getInMod();
+  const size_t n = k.getInputs().size();
+  for (size_t i = 0; i < n; ++i)
+    if (!f32(mt(k.getInputs()[i]).getElementType()) || divs[i] || mods[i])
+      return;
+  std::string ptrs = "out", args, params;
+  for (size_t i = 0; i < n; ++i) {
+    ptrs += ", in" + std::to_string(i);
+    params += ", float x" + std::to_string(i);
+  }
+  os << "  // Four elements from i (a multiple of 4), 16-byte accesses: the GPU's\n"
+     << "  // launch_map takes this path when aligned16().\n"
+     << "  __host__ __device__ bool aligned16() const { return bmrt::aligned16(" << ptrs
+     << "); }\n"
+     << "  __host__ __device__ void quad(int64_t i) const {\n";
+  for (size_t i = 0; i < n; ++i)
+    os << "    const bmrt::Vec4 q" << i << " = bmrt::load4(in" << i << " + i);\n";
+  os << "    bmrt::Vec4 r;\n";
+  const char *lanes[] = {"x", "y", "z", "w"};
+  for (int l = 0; l < 4; ++l) {
+    os << "    r." << lanes[l] << " = lane(i" << (l ? " + " + std::to_string(l) : "");
+    for (size_t i = 0; i < n; ++i)
+      os << ", q" << i << "." << lanes[l];
+    os << ");\n";
+  }
+  os << "    bmrt::store4(out + i, r);\n  }\n";
+  os << "  __host__ __device__ float lane(int64_t i" << params << ") const {\n"
+     << "    (void)i;\n";
+  Block &body = k.getBody().front();
+  DenseMap<Value, std::string> local;
+  for (auto [j, arg] : llvm::enumerate(body.getArguments().drop_front(n)))
+    local[arg] = "sc" + std::to_string(j);
+  for (auto [i, arg] : llvm::enumerate(body.getArguments().take_front(n)))
+    local[arg] = "x" + std::to_string(i);
+  emitKernelOps(k, local, /*asLane=*/true);
+  os << "  }\n";
 }
 
 void Emitter::emitEntry(func::FuncOp f) {

@@ -170,6 +170,8 @@ private:
   void emitHeader();
   void emitParamsAndState();
   void emitKernelFunctor(KernelOp k);
+  void emitKernelOps(KernelOp k, DenseMap<Value, std::string> &local, bool asLane);
+  void emitKernelQuad(KernelOp k);
   void emitEntry(func::FuncOp f);
   void emitBody(Block &block);
   void emitOp(Operation *op);

@@ -8,10 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "app/loss_scale.h"
+#include "bmrt/kernels_backward.h"
 #include "bmrt/training.h"
 
+#include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <string>
 
 namespace bmrt {
@@ -45,21 +46,20 @@ void LossScaler::restore(double scale, int64_t goodSteps, int64_t skippedSteps) 
 bool LossScaler::unscale(Context &ctx, const Buffers &buf, const TrainInfo &train, Comm &comm) {
   if (!enabled())
     return true;
-  const float *g = (const float *)buf.grads;
+  // Through the kernel API, so the gradients may be in host or device
+  // memory (the backend's any_nonfinite, fill_zero and scale_inplace): the
+  // decisions are this function's on every backend.
+  float *g = (float *)buf.grads;
   const int64_t n = train.groupElems;
-  int bad = 0;
-#pragma omp parallel for num_threads(ctx.numThreads > 0 ? ctx.numThreads : 1) \
-    reduction(| : bad) schedule(static) if (n >= (1 << 16))
-  for (int64_t i = 0; i < n; ++i)
-    bad |= !std::isfinite(g[i]);
+  const bool bad = any_nonfinite<float>(ctx, g, n);
   if (comm.max(bad ? 1.0 : 0.0) > 0) {
-    std::memset(buf.grads, 0, (size_t)train.gradBytes);
+    fill_zero<float>(ctx, g, train.gradBytes / (int64_t)sizeof(float));
     scale_ = std::max(1.0, scale_ / 2);
     good_ = 0;
     ++skipped_;
     return false;
   }
-  scale_inplace<float>(ctx, (float *)buf.grads, n, 1.0 / scale_);
+  scale_inplace<float>(ctx, g, n, 1.0 / scale_);
   if (++good_ >= window_) {
     scale_ *= 2;
     good_ = 0;

@@ -64,6 +64,12 @@ template <> void scale_inplace<float>(Context &ctx, float *x, int64_t n, double 
   cuda::scale_inplace(deviceOf(ctx), x, n, s);
 }
 
+// fp16's loss scaler (app/loss_scale.cpp) asks this of the gradients.
+template <> bool any_nonfinite<float>(Context &ctx, const float *x, int64_t n) {
+  ProfileScope profile(ctx, KernelKind::Optimizer);
+  return cuda::any_nonfinite(deviceOf(ctx), x, n);
+}
+
 // Host arithmetic on two scalars, the same expression as the host backend's
 // (host/optimizers.cpp, which the CUDA link does not include: that file
 // also holds the host optimizer kernels).
@@ -74,6 +80,8 @@ double clip_coefficient(double totalNorm, double maxNorm) {
 
 //===--- This rank's part of the trainable group (host/partition.cpp's
 // arithmetic on device buffers) --------------------------------------------===//
+// zero = 2's grads allocation holds the partition only: group element e at
+// grads[e - part.gradsFrom] (gradsFrom = 0 otherwise).
 
 // The squares are summed per chunk of `chunk` elements (one device sum each,
 // in chunk order), so the total does not depend on how the group is split
@@ -85,17 +93,19 @@ double grad_norm_part<float>(Context &ctx, const Buffers &buf, int64_t groupElem
   ProfileScope profile(ctx, KernelKind::Optimizer);
   const GradNormChunks c = gradNormChunks("grad_norm_part", buf, groupElems, chunk);
   std::vector<double> partial((size_t)c.count, 0.0);
-  const float *g = (const float *)buf.grads;
+  // The rank's chunks start at its partition's first element (gradNormChunks
+  // checks it is a chunk boundary), at grads[begin - gradsFrom].
   if (c.last > c.first)
-    cuda::chunk_squares(deviceOf(ctx), partial.data() + c.first, g + c.first * chunk,
+    cuda::chunk_squares(deviceOf(ctx), partial.data() + c.first,
+                        (const float *)buf.grads + (c.first * chunk - buf.part.gradsFrom),
                         buf.part.end - c.first * chunk, chunk);
   return gradNormOfChunkSums(ctx, buf, partial);
 }
 
 template <> void scale_part<float>(Context &ctx, const Buffers &buf, double s) {
   checkPartition("scale_part", buf);
-  scale_inplace<float>(ctx, (float *)buf.grads + buf.part.begin, buf.part.end - buf.part.begin,
-                       s);
+  scale_inplace<float>(ctx, (float *)buf.grads + (buf.part.begin - buf.part.gradsFrom),
+                       buf.part.end - buf.part.begin, s);
 }
 
 template <>
@@ -108,7 +118,8 @@ void adamw_update_part<float>(Context &ctx, const Buffers &buf, int64_t groupPar
     return;
   float *params = (float *)((char *)buf.params + groupParamOffset);
   float *m = (float *)buf.optState + (lo - buf.part.begin);
-  adamw_update<float>(ctx, params + lo, (const float *)buf.grads + lo, m,
+  const float *g = (const float *)buf.grads + (lo - buf.part.gradsFrom);
+  adamw_update<float>(ctx, params + lo, g, m,
                       m + buf.part.optStride, hi - lo, lr, beta1, beta2, eps, weightDecay, step);
 }
 
@@ -122,8 +133,23 @@ void sgd_update_part<float>(Context &ctx, const Buffers &buf, int64_t groupParam
     return;
   float *params = (float *)((char *)buf.params + groupParamOffset);
   float *momentumBuf = momentum != 0.0 ? (float *)buf.optState + (lo - buf.part.begin) : nullptr;
-  sgd_update<float>(ctx, params + lo, (const float *)buf.grads + lo, momentumBuf, hi - lo, lr,
-                    momentum, weightDecay, step);
+  const float *g = (const float *)buf.grads + (lo - buf.part.gradsFrom);
+  sgd_update<float>(ctx, params + lo, g, momentumBuf, hi - lo, lr, momentum, weightDecay, step);
+}
+
+// ZeRO-2: reduce_scatter_unit is the backends' shared code
+// (host/zero2_units.cpp, on the Comm: NCCL's reduceScatterv here).
+template <>
+void add_unit_grads<float>(Context &ctx, const Buffers &buf, int64_t stagingAt, int64_t at,
+                           int64_t n) {
+  ProfileScope profile(ctx, KernelKind::Optimizer);
+  checkStagedUnit("add_unit_grads", buf, stagingAt, at, n);
+  float *staged = (float *)buf.gradStaging + stagingAt;
+  int64_t lo, hi;
+  if (clipToPartition(buf, at, n, lo, hi))
+    cuda::add_inplace(deviceOf(ctx), (float *)buf.grads + (lo - buf.part.gradsFrom),
+                      staged + (lo - at), hi - lo);
+  cuda::fill_zero(deviceOf(ctx), staged, n); // for the next unit
 }
 
 //===--- Mixed precision (lowp.h) ------------------------------------------===//

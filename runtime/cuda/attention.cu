@@ -12,7 +12,10 @@
 //    it is future work; this form is the one the issue asks to trust first.
 //  - Forward over a KV cache: the new k/v rows are copied into the cache
 //    (skipped when the projections were written there in place), keys are
-//    the cache's [0, start + rows).
+//    the cache's [0, start + rows). The decode step captured as a CUDA graph
+//    (decode_graph.h) reads start from the device (Device::stepStart) and
+//    spans all cacheCapacity keys, the ones past start + rows masked to 0,
+//    so nothing in the captured launches depends on the step.
 //  - Backward (training shapes, start = 0, keys = the projections): the
 //    softmax is recomputed, then dP = dOut V^T, dS = P (dP - rowsum(dP P))
 //    in place, dQ += scale dS K, dK += scale dS^T Q, dV += P^T dOut; heads
@@ -25,6 +28,7 @@
 #include "cuda/kernels_cuda.h"
 #include "host/host_common.h"
 
+#include <cstdint>
 #include <limits>
 #include <string>
 
@@ -33,15 +37,20 @@ namespace {
 
 using Rows = RowReduce<float>;
 
-// Row (b, r) of the scores, in place: softmax over the visible keys j <
-// keys (and j <= start + r when causal, and mask[b * cap + j] != 0 when
-// masked); invisible keys and rows without any get 0.
+// Row (b, r) of the scores ([.., keys] rows), in place: softmax over the
+// visible keys j < start + rows (and j <= start + r when causal, and
+// mask[b * cap + j] != 0 when masked); invisible keys and rows without any
+// get 0. startDev (the decode step's position in device memory) replaces
+// start when set; the host path has keys = start + rows.
 __global__ void maskedSoftmaxKernel(float *s, int64_t rows, int64_t keys, int64_t cap,
-                                    int64_t start, bool causal, const int32_t *mask) {
+                                    int64_t start, const int64_t *startDev, bool causal,
+                                    const int32_t *mask) {
   __shared__ Rows::Storage shared;
   const int64_t b = blockIdx.x / rows, r = blockIdx.x % rows;
   float *row = s + (int64_t)blockIdx.x * keys;
-  const int64_t limit = causal ? (start + r + 1 < keys ? start + r + 1 : keys) : keys;
+  const int64_t first = startDev ? *startDev : start;
+  const int64_t seen = first + rows < keys ? first + rows : keys;
+  const int64_t limit = causal ? (first + r + 1 < seen ? first + r + 1 : seen) : seen;
   auto visible = [&](int64_t j) { return j < limit && (!mask || mask[b * cap + j] != 0); };
   float part = -INFINITY;
   for (int64_t j = threadIdx.x; j < keys; j += kThreads)
@@ -75,11 +84,13 @@ __global__ void softmaxGradInPlaceKernel(float *dp, const float *p, int64_t keys
     d[j] = pr[j] * (d[j] - s);
 }
 
-// cache rows [start, start + rows) of sequence blockIdx.y = the new rows.
+// cache rows [start, start + rows) of sequence blockIdx.y = the new rows
+// (start from startDev when set, as maskedSoftmaxKernel).
 __global__ void cacheWriteKernel(float *cache, const float *x, int64_t rows, int64_t kvDim,
                                  int64_t rowStride, int64_t batchStride, int64_t cap,
-                                 int64_t start) {
+                                 int64_t hostStart, const int64_t *startDev) {
   const int64_t b = blockIdx.y;
+  const int64_t start = startDev ? *startDev : hostStart;
   for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < rows * kvDim;
        e += (int64_t)gridDim.x * blockDim.x) {
     const int64_t r = e / kvDim, c = e % kvDim;
@@ -120,17 +131,29 @@ void attention_forward(Device &dev, const AttentionArgs &a, float *out, const fl
   if (a.rows == 0)
     return;
   const int64_t hd = a.headDim, kvDim = a.kvHeads * hd, cap = a.cacheCapacity;
-  const int64_t keys = a.start + a.rows, group = a.heads / a.kvHeads;
+  const int64_t group = a.heads / a.kvHeads;
+  // The decode step as a graph: every key row of the cache, the visible
+  // ones decided on the device (Device::stepStart).
+  const bool deviceStart = dev.stepStart != nullptr;
+  const int64_t keys = deviceStart ? cap : a.start + a.rows;
   if (a.batch > 65535)
     fail("attention_forward: batch " + std::to_string(a.batch) + " exceeds 65535 on the GPU");
-  for (auto [cache, x] : {std::pair<float *, const float *>{kc, k}, {vc, v}})
+  for (auto [cache, x] : {std::pair<float *, const float *>{kc, k}, {vc, v}}) {
+    const uintptr_t at = (uintptr_t)x, from = (uintptr_t)cache;
+    const bool inCache = at >= from && at < from + (uintptr_t)(a.batch * cap * kvDim) * 4;
+    if (deviceStart && inCache)
+      throw NeedsHostPosition("attention_forward: the new keys or values are rows of the KV "
+                              "cache, at a place the host's position chose");
     if (x != cache + a.start * kvDim) { // else the projection wrote the cache in place
       dim3 grid(blocksFor(a.rows * kvDim), (unsigned)a.batch);
       cacheWriteKernel<<<grid, kThreads, 0, dev.compute>>>(cache, x, a.rows, kvDim,
                                                           a.kvRowStride, a.kvBatchStride, cap,
-                                                          a.start);
+                                                          a.start, dev.stepStart);
       BMRT_CUDA_CHECK_LAUNCH("cacheWriteKernel");
     }
+  }
+  if (deviceStart)
+    dev.stepCapacity = dev.stepCapacity > 0 && dev.stepCapacity < cap ? dev.stepCapacity : cap;
   float *s = (float *)scratchOf(dev, sizeof(float) * a.batch * a.rows * keys);
   for (int64_t h = 0; h < a.heads; ++h) {
     const int64_t g = h / group;
@@ -138,7 +161,7 @@ void attention_forward(Device &dev, const AttentionArgs &a, float *out, const fl
             a.qBatchStride, kc + g * hd, kvDim, cap * kvDim, 0.0f, s, keys, a.rows * keys,
             a.batch);
     maskedSoftmaxKernel<<<rowBlocks(a.batch * a.rows), kThreads, 0, dev.compute>>>(
-        s, a.rows, keys, cap, a.start, a.causal, a.keyMask);
+        s, a.rows, keys, cap, a.start, dev.stepStart, a.causal, a.keyMask);
     BMRT_CUDA_CHECK_LAUNCH("maskedSoftmaxKernel");
     product(dev, Trans::N, Trans::N, a.rows, hd, keys, 1.0f, s, keys, a.rows * keys,
             vc + g * hd, kvDim, cap * kvDim, 0.0f, out + h * hd, a.outRowStride,
@@ -167,7 +190,7 @@ void attention_backward(Device &dev, const AttentionArgs &a, float *dq, float *d
     product(dev, Trans::N, Trans::T, T, T, hd, a.scale, qh, a.qRowStride, a.qBatchStride, kg,
             a.kvRowStride, a.kvBatchStride, 0.0f, p, T, tile, a.batch);
     maskedSoftmaxKernel<<<rowBlocks(a.batch * T), kThreads, 0, dev.compute>>>(
-        p, T, T, a.cacheCapacity, 0, a.causal, a.keyMask);
+        p, T, T, a.cacheCapacity, 0, nullptr, a.causal, a.keyMask);
     BMRT_CUDA_CHECK_LAUNCH("maskedSoftmaxKernel");
     if (dv) // dV_g += P^T dOut_h
       product(dev, Trans::T, Trans::N, T, hd, T, 1.0f, p, T, tile, doh, a.outRowStride,

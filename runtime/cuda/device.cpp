@@ -127,6 +127,7 @@ void *scratchOf(Device &dev, size_t bytes) {
   }
   BMRT_CUDA_CHECK(cudaMalloc(&dev.scratch, bytes));
   dev.scratchBytes = bytes;
+  ++dev.scratchGeneration;
   return dev.scratch;
 }
 

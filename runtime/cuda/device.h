@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -50,6 +51,16 @@ struct Device {
   DeviceErrorSlot *errors = nullptr; // device memory
   void *scratch = nullptr;           // scratchOf's buffer
   size_t scratchBytes = 0;
+  uint64_t scratchGeneration = 0;    // bumped when scratchOf reallocates: a CUDA
+                                     // graph holding the old pointer is stale
+  // The decode step with its position in device memory (decode_graph.h):
+  // while `stepStart` is set, positions_forward and attention_forward read
+  // the step's first position from it, not from their host argument, and
+  // the attention spans the cache's whole capacity (keys past the position
+  // masked), so one captured graph serves every step. `stepCapacity` is the
+  // smallest KV-cache capacity such an attention saw (the replay's bound).
+  const int64_t *stepStart = nullptr;
+  int64_t stepCapacity = 0;
 
   Device() = default;
   Device(const Device &) = delete;

@@ -11,18 +11,23 @@ namespace bmrt::cuda {
 std::vector<RoleSize> plannedRoles(const ProgramInfo &program, int rank, int ranks) {
   const RolePlan plan = planRoles(program, rank, ranks);
   std::vector<RoleSize> roles = {
-      {"params", (size_t)plan.bytes[0], "the model's size"},
-      {"state", (size_t)plan.bytes[1], "the model's ctx (the KV cache's length)"},
+      {"params", (size_t)plan.bytes[0], "the model's size", 0},
+      {"state", (size_t)plan.bytes[1], "the model's ctx (the KV cache's length)", 1},
       {"activations", (size_t)plan.bytes[2],
-       program.train ? "the job's batch and seq" : "the model's ctx (the prompt capacity)"},
+       program.train ? "the job's batch and seq" : "the model's ctx (the prompt capacity)", 2},
   };
   if (program.train) {
-    roles.push_back({"grads", (size_t)plan.bytes[3], "the trainable params (ZeRO: ranks)"});
+    roles.push_back({"grads", (size_t)plan.bytes[3], "the trainable params (ZeRO: ranks)", 3});
     roles.push_back({"optimizer state", (size_t)plan.bytes[4],
-                     "the optimizer (zero = 1 splits it over ranks)"});
+                     "the optimizer (zero = 1 splits it over ranks)", 4});
     // Mixed precision: the trainable group's 16-bit copy (lowp.h).
     if (plan.bytes[5] > 0)
-      roles.push_back({"low-precision params", (size_t)plan.bytes[5], "the trainable params"});
+      roles.push_back(
+          {"low-precision params", (size_t)plan.bytes[5], "the trainable params", 5});
+    // zero = 2: the backward's gradients of one unit (a layer) at a time.
+    if (plan.bytes[6] > 0)
+      roles.push_back({"gradient staging", (size_t)plan.bytes[6],
+                       "the largest unit's trainable params (a layer of each repeat)", 6});
   }
   return roles;
 }
@@ -60,22 +65,26 @@ DeviceBuffers::DeviceBuffers(Device &dev, const ProgramInfo &program, int rank, 
   size_t freeBytes = 0, totalBytes = 0;
   BMRT_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
   checkFits(dev, roles, freeBytes, totalBytes);
-  void **slots[] = {&buf_.params, &buf_.state,    &buf_.activations,
-                    &buf_.grads,  &buf_.optState, &buf_.lowParams};
-  for (size_t i = 0; i < roles.size(); i++) {
-    if (roles[i].bytes == 0)
+  void **slots[] = {&buf_.params,   &buf_.state,     &buf_.activations, &buf_.grads,
+                    &buf_.optState, &buf_.lowParams, &buf_.gradStaging};
+  for (const RoleSize &r : roles) {
+    if (r.bytes == 0)
       continue;
-    BMRT_CUDA_CHECK(cudaMalloc(slots[i], roles[i].bytes));
-    BMRT_CUDA_CHECK(cudaMemsetAsync(*slots[i], 0, roles[i].bytes, dev.compute));
-    bytes_[i] = (int64_t)roles[i].bytes;
-    total_ += roles[i].bytes;
+    if (r.slot < 0 || r.slot > 6)
+      fail("DeviceBuffers: role " + r.role + " has no slot (a bmrt bug)");
+    // Zeroed: the training contract wants grads, optimizer state and the
+    // staging zero before the first step.
+    BMRT_CUDA_CHECK(cudaMalloc(slots[r.slot], r.bytes));
+    BMRT_CUDA_CHECK(cudaMemsetAsync(*slots[r.slot], 0, r.bytes, dev.compute));
+    bytes_[r.slot] = (int64_t)r.bytes;
+    total_ += r.bytes;
   }
   BMRT_CUDA_CHECK(cudaStreamSynchronize(dev.compute));
 }
 
 DeviceBuffers::~DeviceBuffers() {
   for (void *p : {buf_.params, buf_.state, buf_.activations, buf_.grads, buf_.optState,
-                  buf_.lowParams})
+                  buf_.lowParams, buf_.gradStaging})
     if (p)
       cudaFree(p);
 }

@@ -30,11 +30,13 @@ struct RoleSize {
   std::string role;
   size_t bytes = 0;
   std::string sizedBy;
+  int slot = -1; // which of Buffers' pointers (role 0..6, ProgramBuffers' order)
 };
 
 /// The roles of `program` on rank `rank` of `ranks` (app/role_plan.h: train
 /// programs add grads and optimizer state, bf16/fp16 ones the 16-bit copy of
-/// the trainable group), in the order of Buffers' fields.
+/// the trainable group, zero = 2 the staging of one unit's gradients), in
+/// the order of Buffers' fields; empty optional roles are left out.
 std::vector<RoleSize> plannedRoles(const ProgramInfo &program, int rank = 0, int ranks = 1);
 
 /// Fails unless `roles` plus the workspace fit in `freeBytes`; the message
@@ -56,8 +58,8 @@ public:
 
   const Buffers &get() const { return buf_; }
   size_t totalBytes() const { return total_; }
-  /// Bytes of role 0..6 (ProgramBuffers::bytes' order). Role 6, zero = 2's
-  /// gradient staging, is always 0: bmbc refuses zero = 2 for this target.
+  /// Bytes of role 0..6 (ProgramBuffers::bytes' order; role 6 is zero = 2's
+  /// gradient staging).
   int64_t bytes(int role) const { return bytes_[role]; }
 
 private:

@@ -10,15 +10,20 @@
 //    it;
 //  - call: returns after checkDeviceErrors, which waits for the compute
 //    stream and reports a bad index a kernel recorded, so the app's timing
-//    of an entry is the GPU's time, and outputs are ready to read.
+//    of an entry is the GPU's time, and outputs are ready to read. The
+//    decode entry runs through DecodeGraphs (its position in device memory,
+//    the step replayed as a CUDA graph: decode_graph.h).
 //
 //===----------------------------------------------------------------------===//
 #include "cuda/device_memory.h"
 #include "cuda/check.h"
+#include "cuda/decode_graph.h"
 #include "cuda/device_buffers.h"
 #include "cuda/kernels_cuda.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace bmrt::cuda {
@@ -28,7 +33,8 @@ class DeviceEntryMemory : public EntryMemory {
 public:
   DeviceEntryMemory(Device &dev, const ProgramInfo &program)
       : dev_(dev), buffers_(dev, program), params_((size_t)program.paramBytes),
-        inputs_((size_t)largestEntryInputs(program) * sizeof(int32_t)) {}
+        inputs_((size_t)largestEntryInputs(program) * sizeof(int32_t)),
+        decode_(dev, decodeGraphsWanted(std::getenv("BMB_CUDA_GRAPHS"))) {}
 
   const Buffers &buffers() const override { return buffers_.get(); }
   void *hostParams() override { return params_.data(); }
@@ -59,7 +65,10 @@ public:
   }
 
   void call(Context &ctx, const EntryPoint &entry, int64_t start, int64_t rows) override {
-    entry.fn(ctx, buffers_.get(), start, rows);
+    if (!std::strcmp(entry.name, "decode")) // its position on the device: decode_graph.h
+      decode_.run(ctx, entry, buffers_.get(), start, rows);
+    else
+      entry.fn(ctx, buffers_.get(), start, rows);
     checkDeviceErrors(dev_);
   }
 
@@ -87,6 +96,7 @@ private:
   DeviceBuffers buffers_;
   PinnedBuffer params_; // the app's params: read from checkpoints, copied in
   PinnedBuffer inputs_; // one entry's token inputs, back to back
+  DecodeGraphs decode_; // the decode entry's steps (CUDA graphs)
 };
 
 } // namespace

@@ -49,8 +49,12 @@ __global__ void activationResidualKernel(float *c, int64_t ldc, int64_t m, int64
   }
 }
 
-__global__ void positionsKernel(int32_t *out, int64_t rows, int64_t start) {
-  BMRT_GRID_STRIDE(r, rows) { out[r] = (int32_t)(start + r); }
+// startDev: the decode step's position in device memory (Device::stepStart),
+// read instead of `start` so a captured graph serves every step.
+__global__ void positionsKernel(int32_t *out, int64_t rows, int64_t start,
+                                const int64_t *startDev) {
+  const int64_t first = startDev ? *startDev : start;
+  BMRT_GRID_STRIDE(r, rows) { out[r] = (int32_t)(first + r); }
 }
 
 struct AdamScalars {
@@ -117,6 +121,10 @@ __global__ void sgdKernel(float *params, const float *grads, float *momentumBuf,
 
 __global__ void scaleKernel(float *x, int64_t n, float s) {
   BMRT_GRID_STRIDE(i, n) { x[i] *= s; }
+}
+
+__global__ void addKernel(float *x, const float *y, int64_t n) {
+  BMRT_GRID_STRIDE(i, n) { x[i] = x[i] + y[i]; }
 }
 
 // partial[b] = sum of g^2 in double over block b's grid-stride elements;
@@ -212,6 +220,15 @@ void scale_inplace(Device &dev, float *x, int64_t n, double s) {
   BMRT_CUDA_CHECK_LAUNCH("scaleKernel");
 }
 
+void add_inplace(Device &dev, float *x, const float *y, int64_t n) {
+  if (n < 0)
+    fail("add_inplace: negative element count " + std::to_string(n));
+  if (n == 0)
+    return;
+  addKernel<<<blocksFor(n), kThreads, 0, dev.compute>>>(x, y, n);
+  BMRT_CUDA_CHECK_LAUNCH("addKernel");
+}
+
 double grad_norm_squared(Device &dev, const float *grads, int64_t n) {
   if (n < 0)
     fail("grad_norm_squared: negative element count " + std::to_string(n));
@@ -247,7 +264,8 @@ void positions_forward(Device &dev, int32_t *out, int64_t rows, int64_t start) {
          std::to_string(start + rows) + ") do not fit in int32");
   if (rows <= 0)
     return;
-  positionsKernel<<<blocksFor(rows), kThreads, 0, dev.compute>>>(out, rows, start);
+  positionsKernel<<<blocksFor(rows), kThreads, 0, dev.compute>>>(out, rows, start,
+                                                                 dev.stepStart);
   BMRT_CUDA_CHECK_LAUNCH("positionsKernel");
 }
 

@@ -12,7 +12,6 @@
 #include "app/info.h"
 #include "cuda/device.h"
 #include "cuda/device_memory.h"
-#include "cuda/kernels_cuda.h"
 
 #include <cstdio>
 
@@ -24,9 +23,9 @@ public:
   void open(Context &ctx, const InferFlags &flags) override {
     dev_ = cuda::openAppDevice(ctx, flags.threads);
   }
-  void checkSampling(const SamplingConfig &config) const override {
-    cuda::check_device_sampling(config);
-  }
+  // Every mode: greedy and temperature in one block, top_k and top_p after
+  // a device sort (cuda/sampling.cu, sampling_sorted.cu).
+  void checkSampling(const SamplingConfig &) const override {}
   std::unique_ptr<EntryMemory> allocate(const ProgramInfo &program) override {
     return cuda::makeDeviceEntryMemory(*dev_, program);
   }
@@ -34,7 +33,8 @@ public:
     std::fprintf(out,
                  "\nThis executable was built for the cuda target: it runs on an NVIDIA GPU of\n"
                  "compute capability 8.0 or newer ($LOCAL_RANK picks one of several). --threads\n"
-                 "is refused; --sampling top_k and top_p are not implemented on the GPU yet.\n"
+                 "is refused. Decode steps replay a CUDA graph ($BMB_CUDA_GRAPHS=0: launch by\n"
+                 "launch).\n"
                  "Exit codes: 1 no usable GPU (the message says why), not enough GPU memory,\n"
                  "or another run-time error; 2 a bad command line.\n");
   }

@@ -135,6 +135,20 @@ void mse_forward_backward(Device &dev, float *loss, float *dpred, const float *p
 
 //===--- Attention (attention.cu): batched GEMMs, fused masked softmax ----===//
 
+/// What attention_forward throws when a step with its position in device
+/// memory meets keys or values written into the cache in place (their place
+/// was chosen with the host's position): decode_graph.cpp then decodes with
+/// host positions.
+struct NeedsHostPosition : Error {
+  using Error::Error;
+};
+
+/// With dev.stepStart set (the decode step as a graph): the first position
+/// is read from there, the new rows are written to the cache there, and the
+/// scores span the whole capacity with the keys past start + rows masked
+/// (the plain path's formula on the visible keys; the GEMMs' shapes no
+/// longer depend on the step, so their rounding may differ from it). args.start is then only checked; k and v must not be the
+/// cache's own rows (that place depends on the host's start).
 void attention_forward(Device &dev, const AttentionArgs &args, float *out, const float *q,
                        const float *k, const float *v, float *kCache, float *vCache);
 void attention_backward(Device &dev, const AttentionArgs &args, float *dq, float *dk, float *dv,
@@ -158,13 +172,11 @@ void rotary_backward(Device &dev, float *dx, const float *dout, const int32_t *p
 //===--- Sampling (sampling.cu) --------------------------------------------===//
 
 /// The next token for a logits row [vocab] in device memory, drawn as
-/// bmrt::sampleToken does for greedy and temperature (the same Philox
-/// uniform at (seed, step)); one synchronisation, the token to the host.
-/// top_k and top_p are refused (not on the device yet).
+/// bmrt::sampleToken does in every mode (the same Philox uniform at (seed,
+/// step); top_k and top_p sort the row first: sampling_sorted.cu); one
+/// synchronisation, the token to the host.
 int32_t sample_token(Device &dev, const SamplingConfig &config, const float *logits,
                      int64_t vocab, uint64_t step);
-/// Fails unless sample_token can draw with `config` (top_k, top_p: not yet).
-void check_device_sampling(const SamplingConfig &config);
 
 //===--- Element-wise (elementwise_ops.cu) ---------------------------------===//
 
@@ -172,7 +184,8 @@ void check_device_sampling(const SamplingConfig &config);
 /// an m x n block with leading dimension ldc, act from bmrt/elementwise.h.
 void activation_residual(Device &dev, float *c, int64_t ldc, int64_t m, int64_t n,
                          Epilogue act, const float *residual);
-/// out[r] = start + r.
+/// out[r] = start + r; start read from dev.stepStart when that is set (the
+/// decode step's position in device memory; `start` is then only checked).
 void positions_forward(Device &dev, int32_t *out, int64_t rows, int64_t start);
 /// x[0, n) = 0.
 void fill_zero(Device &dev, float *x, int64_t n);
@@ -188,9 +201,15 @@ void sgd_update(Device &dev, float *params, const float *grads, float *momentumB
 void act_backward(Device &dev, float *dx, const float *x, const float *dout, int64_t n,
                   Epilogue act);
 void scale_inplace(Device &dev, float *x, int64_t n, double s);
+/// x[i] = x[i] + y[i] in float (zero = 2's add_unit_grads: a summed piece
+/// into the partition's gradients, the host's arithmetic exactly).
+void add_inplace(Device &dev, float *x, const float *y, int64_t n);
 /// The sum of squares in double, to the host (one synchronisation: the
 /// caller decides on it). A fixed grid and order: the same bits every run.
 double grad_norm_squared(Device &dev, const float *grads, int64_t n);
+/// Whether some x[i] is inf or NaN (fp16's loss scaler): a CUB device
+/// reduction, then one synchronisation for the answer (nonfinite.cu).
+bool any_nonfinite(Device &dev, const float *x, int64_t n);
 /// out[c] (host) = the sum of squares, in double, of chunk c of grads[0, n)
 /// (chunks of `chunk` elements, the last may be short): one launch, one
 /// synchronisation. grad_norm_part's per-chunk sums.

@@ -86,6 +86,40 @@ public:
   CommHandle broadcast(void *buf, int64_t n, DType dtype, int root) override {
     return issue(CommOpKind::Broadcast, buf, n, dtype, root);
   }
+  CommHandle reduceScatterv(void *buf, const int64_t *counts, DType dtype) override {
+    const int64_t total = checkPieceCounts(counts, rank(), size());
+    checkCommArgs(CommOpKind::ReduceScatterV, buf, total, dtype, 0, rank(), size());
+    Op op;
+    op.what = describeCommOp(CommOpKind::ReduceScatterV, total, dtype, size());
+    if (total > 0 && !isDevicePointer(buf)) {
+      op.host = boot_->reduceScatterv(buf, counts, dtype);
+      return remember(std::move(op));
+    }
+    orderAfter(dev_, dev_.comm, dev_.compute);
+    // NCCL has no reduce-scatter of unequal pieces: one in-place ncclReduce
+    // per piece, rooted at the piece's owner, fused by the group into one
+    // launch. Every rank issues the same reductions (counts are alike on
+    // all ranks), empty pieces none.
+    const ncclDataType_t type = ncclTypeOf(dtype);
+    char *piece = (char *)buf;
+    BMRT_NCCL_CHECK(ncclGroupStart());
+    for (int q = 0; q < size(); ++q) {
+      if (counts[q] > 0) {
+        const ncclResult_t r =
+            ncclReduce(piece, piece, (size_t)counts[q], type, ncclSum, q, comm_, dev_.comm);
+        if (r != ncclSuccess) {
+          ncclGroupEnd(); // the group is closed before the failure is reported
+          checkNccl((int)r, "ncclReduce(piece, piece, counts[q], type, ncclSum, q, comm_, dev_.comm)",
+                    __FILE__, __LINE__);
+        }
+      }
+      piece += (size_t)counts[q] * commDTypeBytes(dtype);
+    }
+    BMRT_NCCL_CHECK(ncclGroupEnd());
+    op.event = takeEvent();
+    BMRT_CUDA_CHECK(cudaEventRecord(op.event, dev_.comm));
+    return remember(std::move(op));
+  }
 
   void wait(CommHandle h) override {
     auto it = ops_.find(h.id);

@@ -13,13 +13,13 @@
 //    the first id whose cumulative sum exceeds u * total, u the Philox
 //    uniform at (seed, step) the host draws too (the last id with p > 0 if
 //    rounding leaves none).
-// top_k and top_p need a sort of the vocabulary (cub::DeviceRadixSort) and
-// are refused here for now; the host Sampler does them.
+// top_k and top_p sort the row first: sampling_sorted.cu.
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/philox.h"
 #include "cuda/check.h"
 #include "cuda/kernels_cuda.h"
+#include "cuda/sampling_sorted.h"
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
@@ -152,15 +152,18 @@ __global__ void sampleKernel(Result *out, const float *logits, int64_t V, bool g
 
 } // namespace
 
-void check_device_sampling(const SamplingConfig &config) {
-  if (config.mode == SamplingMode::TopK || config.mode == SamplingMode::TopP)
-    fail(std::string("sampling: ") + (config.mode == SamplingMode::TopK ? "top_k" : "top_p") +
-         " is not implemented on the cuda backend yet (greedy and temperature are)");
-}
-
 int32_t sample_token(Device &dev, const SamplingConfig &config, const float *logits,
                      int64_t vocab, uint64_t step) {
-  check_device_sampling(config);
+  if (config.mode == SamplingMode::TopK || config.mode == SamplingMode::TopP) {
+    const SortedDraw r =
+        sorted_draw(dev, config, logits, vocab, philoxUniform(config.seed, step, kSamplingStream));
+    if (r.badIndex != kNone)
+      fail(std::string("the model produced an invalid logit (") + (r.badIsNan ? "nan" : "inf") +
+           ") for token " + std::to_string(r.badIndex));
+    if (r.allNegInf)
+      fail("every logit is -inf: there is no token to sample");
+    return (int32_t)r.token;
+  }
   if (vocab < 1 || vocab > std::numeric_limits<int32_t>::max())
     fail("sampling: vocabulary of " + std::to_string(vocab) + " tokens");
   const bool greedy = config.mode == SamplingMode::Greedy;

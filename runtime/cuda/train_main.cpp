@@ -7,9 +7,9 @@
 // torchrun start it as they start host runs). The GPU is opened once the
 // command line is checked and before any file is read.
 //
-// fp16 programs stop before that with exit 3: their dynamic loss scaling
-// (app/loss_scale.cpp) checks and unscales the gradients in host memory,
-// and has no device form yet.
+// fp16 programs' dynamic loss scaling is the host app's (app/loss_scale.cpp)
+// on the device's gradients: its overflow check, zeroing and unscaling go
+// through the kernel API (cuda/nonfinite.cu, fill_zero, scale_inplace).
 //
 //===----------------------------------------------------------------------===//
 #include "app/train_run.h"
@@ -19,7 +19,6 @@
 #include "cuda/nccl_comm.h"
 
 #include <cstdio>
-#include <string>
 
 namespace bmrt {
 namespace {
@@ -47,7 +46,7 @@ public:
                  "compute capability 8.0 or newer, one per rank ($LOCAL_RANK), the ranks over\n"
                  "NCCL. --threads and --deterministic are refused. Exit codes: 1 no usable GPU\n"
                  "(the message says why), not enough GPU memory, or another run-time error;\n"
-                 "2 a bad command line; 3 not implemented (precision = fp16).\n");
+                 "2 a bad command line.\n");
   }
 
 private:
@@ -57,12 +56,6 @@ private:
 } // namespace
 
 int train_main(int argc, char **argv, const ProgramInfo &program) {
-  if (program.train && program.train->precision &&
-      std::string(program.train->precision) == "fp16")
-    return cuda::refuseNotImplemented(
-        argc, argv, program, "train",
-        "precision = fp16: dynamic loss scaling checks and unscales the gradients on the "
-        "host, and has no device form yet (bf16 and fp32 train on the GPU)");
   CudaTrainBackend backend;
   return runTrain(argc, argv, program, backend);
 }

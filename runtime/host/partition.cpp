@@ -7,7 +7,8 @@
 // optimizer state of those only, slot k at k * part.optStride. Under
 // zero = 2 the grads allocation holds only the partition (element e at
 // grads[e - part.gradsFrom]), filled unit by unit during the backward by
-// reduce_scatter_unit and add_unit_grads.
+// reduce_scatter_unit (zero2_units.cpp, shared with the cuda backend) and
+// add_unit_grads.
 //
 // The gradient norm is where determinism across world sizes is won or lost:
 // a sum of squares split differently over ranks or threads rounds
@@ -87,47 +88,6 @@ void sgd_update_part(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
   sgd_update<T>(ctx, params + lo, g, momentumBuf, hi - lo, lr, momentum, weightDecay, step);
 }
 
-// Group elements [at, at + n) meet rank q's partition [q * size, (q + 1) *
-// size) in [lo, hi); the pieces tile the unit in rank order, since the
-// partitions tile [0, ranks * size), which holds the group.
-static void unitPiece(int64_t size, int q, int64_t at, int64_t n, int64_t &lo, int64_t &hi) {
-  lo = std::max<int64_t>(at, (int64_t)q * size);
-  hi = std::min<int64_t>(at + n, ((int64_t)q + 1) * size);
-  if (hi < lo)
-    hi = lo;
-}
-
-static void checkStagedUnit(const char *what, const Buffers &buf, int64_t stagingAt, int64_t at,
-                            int64_t n) {
-  checkPartition(what, buf);
-  if (!buf.gradStaging)
-    fail(std::string(what) + ": this zero = 2 program needs Buffers::gradStaging (the "
-                             "backward's staging of one unit), which the app did not allocate");
-  if (stagingAt < 0 || at < 0 || n < 0)
-    fail(std::string(what) + ": unit [" + std::to_string(at) + ", " + std::to_string(at + n) +
-         ") staged at " + std::to_string(stagingAt) + " (a bmbc bug)");
-}
-
-template <class T>
-CommHandle reduce_scatter_unit(Context &ctx, const Buffers &buf, int64_t stagingAt, int64_t at,
-                               int64_t n) {
-  checkStagedUnit("reduce_scatter_unit", buf, stagingAt, at, n);
-  Comm &comm = commOf(ctx);
-  const int ranks = comm.size();
-  if (ranks > 1 && buf.part.total != buf.part.size * ranks)
-    fail("reduce_scatter_unit: the partitions are cut for " +
-         std::to_string(buf.part.total / std::max<int64_t>(buf.part.size, 1)) +
-         " ranks, the communicator has " + std::to_string(ranks));
-  std::vector<int64_t> counts((size_t)ranks);
-  for (int q = 0; q < ranks; ++q) {
-    int64_t lo, hi;
-    unitPiece(ranks > 1 ? buf.part.size : at + n, q, at, n, lo, hi);
-    counts[(size_t)q] = hi - lo;
-  }
-  return comm.reduceScatterv((T *)buf.gradStaging + stagingAt, counts.data(),
-                             sizeof(T) == 8 ? DType::F64 : DType::F32);
-}
-
 template <class T>
 void add_unit_grads(Context &ctx, const Buffers &buf, int64_t stagingAt, int64_t at, int64_t n) {
   ProfileScope profile(ctx, KernelKind::Optimizer);
@@ -152,8 +112,6 @@ void add_unit_grads(Context &ctx, const Buffers &buf, int64_t stagingAt, int64_t
                                      double, double, double, double, double, int64_t);      \
   template void sgd_update_part<T>(Context &, const Buffers &, int64_t, int64_t, int64_t,   \
                                    double, double, double, int64_t);                        \
-  template CommHandle reduce_scatter_unit<T>(Context &, const Buffers &, int64_t, int64_t,  \
-                                             int64_t);                                      \
   template void add_unit_grads<T>(Context &, const Buffers &, int64_t, int64_t, int64_t);
 BMRT_INSTANTIATE(float)
 BMRT_INSTANTIATE(double)

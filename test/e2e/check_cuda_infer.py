@@ -18,9 +18,25 @@ checkpoint and prompt (hf_reference.py, shared with check_infer.py):
  - the same command through both executables: the greedy ids printed by
    --output ids are identical; configs with a tokenizer also print the same
    text for a text prompt; an encoder's printed vector agrees to 1e-4.
+ - the decode step as a CUDA graph (the default; cuda/decode_graph.h)
+   against the same steps launched one by one ($BMB_CUDA_GRAPHS=0: the same
+   kernels with the position in device memory): the greedy ids and every
+   step's dumped logits are bitwise equal, and the graph run said nothing
+   about falling back. A graph replays the launches it captured, so any
+   difference is a bug (a value baked in at capture, a stale pointer).
+ - top_k and top_p sampling (a seed, temperature 0.8): the ids the device
+   draws (its radix sort, cut and draw: cuda/sampling_sorted.cu) are the
+   host executable's. Both draw with the same Philox uniform; the logits
+   differ by ~1e-6 relative, so a token could differ only where the draw's
+   target or top_p's cut lands within that of a cumulative boundary (about
+   1e-5 per token on these vocabularies); the seed is fixed, so a pass is
+   reproducible.
 """
 
+import glob
 import os
+import shutil
+import subprocess
 import sys
 
 import numpy as np
@@ -45,6 +61,41 @@ def same_stdout(fails, label, cuda_exe, host_exe, args):
     return ours.stdout, ref.stdout
 
 
+def check_graph_decode(c, cuda_exe, d, workdir, fails):
+    if c["family"] == "bert":
+        return  # an encoder has no decode step
+    prompt = ",".join(str(t) for t in np.load(os.path.join(d, "prompt_ids.npy")).tolist())
+    runs = {}
+    for label, graphs in (("graphs", "1"), ("launch by launch", "0")):
+        out = os.path.join(workdir, "cuda-decode-%s-%s" % (c["name"], graphs))
+        shutil.rmtree(out, ignore_errors=True)
+        cmd = [cuda_exe, "--load", d, "--prompt-ids", prompt, "--dump", out, "--output", "ids",
+               "--sampling", "greedy", "--ignore-eos", "--max-tokens", str(c["steps"])]
+        print("$ BMB_CUDA_GRAPHS=%s %s" % (graphs, " ".join(cmd)), flush=True)
+        p = subprocess.run(cmd, capture_output=True, timeout=600,
+                           env=dict(os.environ, BMB_CUDA_GRAPHS=graphs))
+        if p.returncode != 0:
+            fails.add("decode %s: exit %s\n%s" % (label, p.returncode, harness.tail(p.stderr)))
+            return
+        runs[label] = (p, out)
+    (g, gout), (s, sout) = runs["graphs"], runs["launch by launch"]
+    fails.check(b"launch by launch" not in g.stderr and b"host positions" not in g.stderr,
+                "the graph run fell back: %s" % harness.tail(g.stderr))
+    fails.check(g.stdout == s.stdout, "graph decode ids %r, launch by launch %r"
+                % (harness.text(g.stdout), harness.text(s.stdout)))
+    files = sorted(os.path.basename(f) for f in glob.glob(os.path.join(sout, "step*_logits.npy")))
+    fails.check(len(files) >= c["steps"], "launch by launch dumped %d logits" % len(files))
+    same = 0
+    for f in files:
+        a, b = np.load(os.path.join(gout, f)), np.load(os.path.join(sout, f))
+        if fails.check(a.shape == b.shape and a.tobytes() == b.tobytes(),
+                       "%s: graph decode logits differ from launch by launch (max |diff| %s)"
+                       % (f, np.max(np.abs(a - b)) if a.shape == b.shape else "shape")):
+            same += 1
+    print("graph decode vs launch by launch: %d of %d steps' logits bitwise equal"
+          % (same, len(files)))
+
+
 def compare_with_host(c, cuda_exe, host_exe, d, fails):
     prompt = ",".join(str(t) for t in np.load(os.path.join(d, "prompt_ids.npy")).tolist())
     if c["family"] == "bert":
@@ -64,6 +115,17 @@ def compare_with_host(c, cuda_exe, host_exe, d, fails):
         print("greedy ids: cuda %r, host %r" % (harness.text(outs[0]).strip(),
                                                 harness.text(outs[1]).strip()))
         fails.check(outs[0] == outs[1], "the greedy ids differ from the host executable's")
+    for mode in (["--sampling", "top_k", "--top-k", "40"],
+                 ["--sampling", "top_p", "--top-p", "0.9"]):
+        sampled = mode + ["--temperature", "0.8", "--seed", "7", "--ignore-eos",
+                          "--max-tokens", str(c["steps"])]
+        outs = same_stdout(fails, mode[1] + " ids", cuda_exe, host_exe,
+                           ["--load", d, "--prompt-ids", prompt, "--output", "ids"] + sampled)
+        if outs:
+            print("%s ids: cuda %r, host %r" % (mode[1], harness.text(outs[0]).strip(),
+                                                harness.text(outs[1]).strip()))
+            fails.check(outs[0] == outs[1], "the %s ids differ from the host executable's"
+                        % mode[1])
     if c["tokenizer"]:
         outs = same_stdout(fails, "text", cuda_exe, host_exe,
                            ["--load", d, "--tokenizer", d, "--prompt", hf_reference.TEXT_PROMPT,
@@ -91,6 +153,7 @@ def main(argv):
     d = hf_reference.ensure(c, workdir)
     check_infer.run_numerics(c, cuda_exe, d, fails, "cuda", [])
     compare_with_host(c, cuda_exe, host_exe, d, fails)
+    check_graph_decode(c, cuda_exe, d, workdir, fails)
     return fails.exit_code()
 
 

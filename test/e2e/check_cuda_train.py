@@ -2,7 +2,7 @@
 """The --target=cuda train executable against the host executable (ctest
 label cuda-gpu; test/runtime/cuda/CMakeLists.txt).
 
-  check_cuda_train.py PROBE CUDA_EXE HOST_EXE CONFIG WORKDIR
+  check_cuda_train.py PROBE CUDA_EXE HOST_EXE CONFIG WORKDIR [CUDA_Z2_EXE]
 
 Without a GPU (PROBE, bmb-cuda-probe, fails) it prints why and exits 77,
 which ctest reports as Skipped. With one, both executables train STEPS
@@ -28,6 +28,10 @@ loss of every step and saving a checkpoint, then:
    the losses of the host executable with --accum 2 in one process (the
    same global batch; docs/distributed.md), within 1e-4: NCCL sums the two
    ranks' gradients in its own order, a rounding-level difference.
+   With CUDA_Z2_EXE (the same job with zero = 2: each rank's gradients
+   reduce-scattered layer by layer into its partition, NCCL's grouped
+   ncclReduce), `mpirun -np 2` of it logs the same host losses within the
+   same 1e-4 (the sums differ from the host's in order only).
    With fewer GPUs this part says so and is left out.
 """
 
@@ -85,11 +89,12 @@ def rel(a, b):
 
 
 def main(argv):
-    if len(argv) != 6:
+    if len(argv) not in (6, 7):
         print(__doc__, file=sys.stderr)
         return 2
     probe, cuda_exe, host_exe = (os.path.abspath(a) for a in argv[1:4])
     config, workdir = argv[4], os.path.abspath(argv[5])
+    z2_exe = os.path.abspath(argv[6]) if len(argv) == 7 else None
     p = harness.run([probe], quiet=True)
     if p.returncode != 0:
         print("skipped: no usable GPU: %s" % harness.tail(p.stderr + p.stdout, 3))
@@ -121,7 +126,7 @@ def main(argv):
         fails.check(rel(ours_eval, ref_eval) <= TOL, "the saved weights evaluate to %.9g "
                     "(cuda) and %.9g (host)" % (ours_eval, ref_eval))
     check_resume(fails, s, cuda_exe, ours)
-    check_two_ranks(fails, s, cuda_exe, host_exe)
+    check_two_ranks(fails, s, cuda_exe, host_exe, z2_exe)
     return fails.exit_code()
 
 
@@ -141,24 +146,26 @@ def fresh(s, name):
     return save, save + ".jsonl"
 
 
-def check_two_ranks(fails, s, cuda_exe, host_exe):
+def check_two_ranks(fails, s, cuda_exe, host_exe, z2_exe):
     n = gpu_count()
     if n < 2:
         print("two ranks: left out (nvidia-smi -L lists %d GPU%s)" % (n, "" if n == 1 else "s"))
         return
-    save, log = fresh(s, "cuda-2-ranks")
-    ours = train(fails, s, "cuda, mpirun -np 2", cuda_exe, save, log, ranks=2)
     save, log = fresh(s, "host-accum-2")
     ref = train(fails, s, "host, --accum 2", host_exe, save, log, extra=["--accum", "2"])
-    if ours is None or ref is None:
-        return
-    if not fails.check(len(ours) == len(ref) == STEPS, "two ranks: %d and %d losses, expected "
-                       "%d" % (len(ours), len(ref), STEPS)):
-        return
-    worst = max(rel(a, b) for a, b in zip(ours, ref))
-    print("two ranks vs --accum 2: max relative loss difference %.2e" % worst)
-    fails.check(worst <= TOL, "two ranks on NCCL differ from one host process with --accum 2 "
-                "by %.2e > %.0e" % (worst, TOL))
+    runs = [("zero = 0", cuda_exe)] + ([("zero = 2", z2_exe)] if z2_exe else [])
+    for label, exe in runs:
+        save, log = fresh(s, "cuda-2-ranks-" + label.replace(" = ", ""))
+        ours = train(fails, s, "cuda %s, mpirun -np 2" % label, exe, save, log, ranks=2)
+        if ours is None or ref is None:
+            continue
+        if not fails.check(len(ours) == len(ref) == STEPS, "two ranks (%s): %d and %d losses, "
+                           "expected %d" % (label, len(ours), len(ref), STEPS)):
+            continue
+        worst = max(rel(a, b) for a, b in zip(ours, ref))
+        print("two ranks (%s) vs --accum 2: max relative loss difference %.2e" % (label, worst))
+        fails.check(worst <= TOL, "two ranks on NCCL (%s) differ from one host process with "
+                    "--accum 2 by %.2e > %.0e" % (label, worst, TOL))
 
 
 def check_resume(fails, s, cuda_exe, straight):

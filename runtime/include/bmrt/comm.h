@@ -76,8 +76,8 @@ public:
   virtual CommHandle allReduce(void *buf, int64_t n, DType dtype) = 0;
   virtual CommHandle reduceScatter(void *buf, int64_t count, DType dtype) = 0;
   virtual CommHandle allGather(void *buf, int64_t count, DType dtype) = 0;
-  /// `counts` holds size() entries and is copied at issue. Backends without
-  /// it (NCCL, for now) fail naming the collective: this default.
+  /// `counts` holds size() entries and is copied at issue. A backend
+  /// without it fails naming the collective: this default.
   virtual CommHandle reduceScatterv(void *buf, const int64_t *counts, DType dtype);
   virtual CommHandle broadcast(void *buf, int64_t n, DType dtype, int root) = 0;
   /// Blocks until the collective is done; fails (bmrt::Error) on timeout or

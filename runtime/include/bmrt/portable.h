@@ -26,4 +26,26 @@
 
 #define BMRT_HD __host__ __device__ inline
 
+namespace bmrt {
+
+// Four floats moved as one 16-byte access: a generated kernel's quad()
+// (bmbc prints it for element-wise kernels whose operands are all f32
+// indexed by the element itself). Only the GPU's launch_map calls quad(),
+// after aligned16() said every pointer allows it; on the host they compile
+// and are never called.
+#ifdef __CUDACC__
+using Vec4 = float4;
+#else
+struct alignas(16) Vec4 {
+  float x, y, z, w;
+};
+#endif
+BMRT_HD Vec4 load4(const float *p) { return *reinterpret_cast<const Vec4 *>(p); }
+BMRT_HD void store4(float *p, const Vec4 &v) { *reinterpret_cast<Vec4 *>(p) = v; }
+template <class... T> BMRT_HD bool aligned16(const T *...p) {
+  return ((reinterpret_cast<std::uintptr_t>(p) % 16 == 0) && ...);
+}
+
+} // namespace bmrt
+
 #endif // BMRT_PORTABLE_H

@@ -127,6 +127,12 @@ void scale_inplace(Context &ctx, T *x, int64_t n, double s);
 /// min(1, maxNorm / (totalNorm + 1e-6)), as clip_grad_norm_ (1 = no clipping).
 double clip_coefficient(double totalNorm, double maxNorm);
 
+/// Whether some x[i], i < n, is inf or NaN: fp16's dynamic loss scaler's
+/// overflow check (app/loss_scale.cpp), answered on the host (a device
+/// backend reduces on the GPU and synchronises once for the answer).
+template <class T>
+bool any_nonfinite(Context &ctx, const T *x, int64_t n);
+
 //===--- The optimizer step of generated code, over a partition -----------===//
 // Generated optimizer steps call these (docs/distributed.md): they work on
 // the rank's part of the flat trainable group, Buffers::part (the whole group
@@ -181,6 +187,12 @@ void sgd_update_part(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
 template <class T>
 CommHandle reduce_scatter_unit(Context &ctx, const Buffers &buf, int64_t stagingAt, int64_t at,
                                int64_t n);
+
+/// reduce_scatter_unit's and add_unit_grads' argument checks, shared by the
+/// backends (host/zero2_units.cpp): the partition, the staging allocated,
+/// the unit's bounds.
+void checkStagedUnit(const char *what, const Buffers &buf, int64_t stagingAt, int64_t at,
+                     int64_t n);
 
 /// After that reduce-scatter's wait: the rank's piece of the summed unit is
 /// added into its partition of the gradients (grads = grads + piece, in T),

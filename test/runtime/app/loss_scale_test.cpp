@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "app/loss_scale.h"
+#include "bmrt/training.h"
 
 #include <gtest/gtest.h>
 
@@ -99,4 +100,25 @@ TEST(LossScale, BadSettingsAndStatesFail) {
   EXPECT_EQ(s.scale(), 64);
   EXPECT_EQ(s.goodSteps(), 3);
   EXPECT_EQ(s.skippedSteps(), 5);
+}
+
+// The scaler's overflow check through the kernel API (training.h's
+// any_nonfinite; the cuda backend's is a device reduction tested against
+// this one on a GPU): one bad element anywhere, at any thread count.
+TEST(LossScale, AnyNonFiniteFindsOneBadElement) {
+  Context ctx;
+  std::vector<float> x((size_t)1 << 17, 1.5f); // above the parallel threshold
+  for (int threads : {1, 4}) {
+    ctx.numThreads = threads;
+    EXPECT_FALSE(any_nonfinite<float>(ctx, x.data(), (int64_t)x.size()));
+    for (size_t at : {(size_t)0, x.size() / 2 + 3, x.size() - 1}) {
+      x[at] = -std::numeric_limits<float>::infinity();
+      EXPECT_TRUE(any_nonfinite<float>(ctx, x.data(), (int64_t)x.size())) << at;
+      x[at] = std::numeric_limits<float>::quiet_NaN();
+      EXPECT_TRUE(any_nonfinite<float>(ctx, x.data(), (int64_t)x.size())) << at;
+      x[at] = 1.5f;
+    }
+  }
+  EXPECT_FALSE(any_nonfinite<float>(ctx, x.data(), 0));
+  EXPECT_THROW(any_nonfinite<float>(ctx, x.data(), -1), Error);
 }

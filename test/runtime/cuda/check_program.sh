@@ -2,11 +2,10 @@
 # check_program.sh BMBC SRC_ROOT BMB_FILE JOB WORKDIR PROBE KIND
 # Builds JOB of BMB_FILE with `bmbc --target=cuda` (warnings are errors, for
 # nvcc and the host compiler), runs the executable, and checks what it says.
-# KIND is lm (a CausalLM infer job), encoder (an encoder's infer job), train
-# or fp16 (an fp16 train job); infer jobs run on fresh parameters (--init)
-# with a 3-token prompt, train jobs 2 steps on random bytes (--tokenizer byte).
-#  - fp16, anywhere: exit 3 and "error: the cuda backend's train executable
-#      is not implemented yet: precision = fp16 ..." (before the GPU)
+# KIND is lm (a CausalLM infer job), encoder (an encoder's infer job) or
+# train (bf16 and fp16 jobs included); infer jobs run on fresh parameters
+# (--init) with a 3-token prompt, train jobs 2 steps on random bytes
+# (--tokenizer byte).
 #  - no usable GPU here (PROBE fails): exit 1 and
 #      "error: no usable CUDA GPU: cudaGetDeviceCount failed: ..."
 #  - a GPU, infer: exit 0 (lm: 2 generated ids; encoder: one line of floats)
@@ -27,7 +26,7 @@ case $kind in
   lm) args=(--init 1 --prompt-ids 1,2,3 --max-tokens 2 --ignore-eos --output ids)
       want_out='^[0-9]+ [0-9]+$' ;;
   encoder) args=(--init 1 --prompt-ids 1,2,3) want_out='^-?[0-9]' ;;
-  train|fp16)
+  train)
     head -c 24000 /dev/urandom | base64 > "$work/$job.txt"
     args=(--data "$work/$job.txt" --tokenizer byte --steps 2 --val-fraction 0) want_out='' ;;
   *) echo "FAIL: unknown kind '$kind'"; exit 1 ;;
@@ -35,9 +34,7 @@ esac
 "$exe" "${args[@]}" > "$work/$job.out" 2> "$work/$job.err" < /dev/null
 rc=$?
 cat "$work/$job.err"
-if [ "$kind" = fp16 ]; then
-  want_rc=3 want="error: the cuda backend's train executable is not implemented yet: precision = fp16"
-elif ! "$probe" > /dev/null 2>&1; then
+if ! "$probe" > /dev/null 2>&1; then
   want_rc=1 want="error: no usable CUDA GPU: cudaGetDeviceCount failed: " want_out=''
 elif [ "$kind" = train ]; then
   want_rc=0 want="done: 2 steps"

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "bmrt/kernels.h"
 #include "bmrt/training.h"
+#include "cuda/decode_graph.h"
 #include "cuda/device.h"
 #include "cuda/device_buffers.h"
 #include "cuda/kernels_cuda.h"
@@ -118,6 +119,30 @@ TEST(CudaBuffers, AZeroRankPlansItsPartitionOfTheOptimizerState) {
   EXPECT_EQ(roles[4].bytes, 64u); // 2 slots x 8 elements x 4 bytes
 }
 
+// Under ZeRO-2 a rank's grads are its partition only, and the backward
+// stages one unit's gradients in a role of its own (role 6, Buffers::
+// gradStaging), sized by the compiler (TrainInfo::gradStagingBytes).
+TEST(CudaBuffers, AZero2RankPlansItsPartitionOfTheGradsAndTheStaging) {
+  bmrt::TrainInfo train = {};
+  train.groupElems = 10;
+  train.gradBytes = 40;
+  train.optSlots = 2;
+  train.optStateBytes = 80;
+  train.zeroStage = 2;
+  train.gradStagingBytes = 24;
+  train.partitionAlign = 4; // partitions of 8 elements
+  bmrt::ProgramInfo program = {};
+  program.paramBytes = 40, program.activationBytes = 20;
+  program.train = &train;
+  auto roles = bmrt::cuda::plannedRoles(program, 1, 2);
+  ASSERT_EQ(roles.size(), 6u);
+  EXPECT_EQ(roles[3].bytes, 32u); // this rank's 8 elements only
+  EXPECT_EQ(roles[4].bytes, 64u);
+  EXPECT_EQ(roles[5].role, "gradient staging");
+  EXPECT_EQ(roles[5].slot, 6);
+  EXPECT_EQ(roles[5].bytes, 24u);
+}
+
 // Shapes the device kernels refuse before launching anything.
 TEST(CudaApi, ShapeRefusalsNameTheKernelAndTheLimit) {
   bmrt::cuda::Device dev;
@@ -175,13 +200,36 @@ TEST(CudaNccl, DeterministicIsRefusedBeforeAnyLaunchOrGpu) {
             "order (drop the flag, or run the job built with --target=host)");
 }
 
-TEST(CudaSampling, TopKAndTopPAreRefusedOnTheDevice) {
+// top_k / top_p on the device: bad settings are refused before anything is
+// queued (no GPU needed), with the host Sampler's messages.
+TEST(CudaSampling, SortedModesRefuseBadSettingsBeforeTheGpu) {
   bmrt::cuda::Device dev;
   bmrt::SamplingConfig config;
-  config.mode = bmrt::SamplingMode::TopP;
+  config.mode = bmrt::SamplingMode::TopK;
+  config.topK = 0;
   EXPECT_EQ(errorOf([&] { bmrt::cuda::sample_token(dev, config, nullptr, 10, 0); }),
-            "sampling: top_p is not implemented on the cuda backend yet (greedy and "
-            "temperature are)");
+            "top_k sampling needs k > 0, not 0");
+  config.mode = bmrt::SamplingMode::TopP;
+  config.topP = 1.5;
+  EXPECT_EQ(errorOf([&] { bmrt::cuda::sample_token(dev, config, nullptr, 10, 0); }),
+            "top_p sampling needs p in [0, 1], not 1.500000");
+  config.topP = 0.9;
+  EXPECT_EQ(errorOf([&] { bmrt::cuda::sample_token(dev, config, nullptr, 0, 0); }),
+            "sampling: vocabulary of 0 tokens");
+  config.temperature = 0;
+  EXPECT_EQ(errorOf([&] { bmrt::cuda::sample_token(dev, config, nullptr, 10, 0); }),
+            "sampling: temperature must be > 0 (got 0.000000)");
+}
+
+// $BMB_CUDA_GRAPHS: decode steps as CUDA graphs unless it says 0; any other
+// value is refused naming the variable (before a GPU is needed).
+TEST(CudaDecodeGraphs, TheEnvironmentSwitchIsZeroOrOne) {
+  EXPECT_TRUE(bmrt::cuda::decodeGraphsWanted(nullptr));
+  EXPECT_TRUE(bmrt::cuda::decodeGraphsWanted("1"));
+  EXPECT_FALSE(bmrt::cuda::decodeGraphsWanted("0"));
+  EXPECT_EQ(errorOf([] { bmrt::cuda::decodeGraphsWanted("yes"); }),
+            "$BMB_CUDA_GRAPHS is 'yes'; it must be 1 (decode steps as CUDA graphs, the "
+            "default) or 0 (launch by launch)");
 }
 
 TEST(CudaApi, ClipCoefficientIsTheHostFormula) {

@@ -17,6 +17,7 @@
 #include "bmrt/training.h"
 #include "cuda/device.h"
 #include "cuda/kernels_cuda.h"
+#include "cuda/sampling_sorted.h"
 
 #include <gtest/gtest.h>
 
@@ -286,6 +287,58 @@ TEST_F(Gpu, LaunchMapRunsAGeneratedKernelOnTheDevice) {
   expectNear(dout.get(dev().compute), want, 1e-6f, "launch_map");
 }
 
+// What bmbc prints for a kernel whose operands are all f32 indexed by the
+// element (compiler/EmitProgram.cpp's emitKernelQuad): quad() and lane()
+// beside the call operator. A counter of quad calls shows which path ran.
+struct AddGelu {
+  float *out;
+  const float *in0;
+  const float *in1;
+  int *quads; // device: quad() calls (test only)
+  __host__ __device__ void operator()(int64_t i) const {
+    float x0 = in0[i];
+    float x1 = in1[i];
+    out[i] = bmrt::gelu_tanh(x0 + x1);
+  }
+  __host__ __device__ bool aligned16() const { return bmrt::aligned16(out, in0, in1); }
+  __device__ void quad(int64_t i) const {
+    atomicAdd(quads, 1);
+    const bmrt::Vec4 q0 = bmrt::load4(in0 + i);
+    const bmrt::Vec4 q1 = bmrt::load4(in1 + i);
+    bmrt::Vec4 r;
+    r.x = lane(i, q0.x, q1.x);
+    r.y = lane(i + 1, q0.y, q1.y);
+    r.z = lane(i + 2, q0.z, q1.z);
+    r.w = lane(i + 3, q0.w, q1.w);
+    bmrt::store4(out + i, r);
+  }
+  __host__ __device__ float lane(int64_t, float x0, float x1) const {
+    return bmrt::gelu_tanh(x0 + x1);
+  }
+};
+
+// 16-byte accesses when every pointer is aligned (n % 4 = 3 left to the
+// scalar tail), one element a thread when one is not (an operand one float
+// in): both give the host's elements.
+TEST_F(Gpu, LaunchMapTakesSixteenByteAccessesWhenAligned) {
+  const int64_t n = 100003;
+  auto a = randomVector(n + 1, 32), b = randomVector(n + 1, 33);
+  bmrt::Context ctx;
+  ctx.device = &dev();
+  DeviceVector<int> count(std::vector<int>{0});
+  for (int64_t skew : {0, 1}) {
+    std::vector<float> want(n);
+    for (int64_t i = 0; i < n; i++)
+      want[i] = bmrt::gelu_tanh(a[i + skew] + b[i]);
+    DeviceVector<float> da(a), db(b), dout(std::vector<float>(n, 0.0f));
+    ASSERT_EQ(cudaMemset(count.p, 0, sizeof(int)), cudaSuccess);
+    bmrt::launch_map(ctx, n, AddGelu{dout.p, da.p + skew, db.p, count.p});
+    expectNear(dout.get(dev().compute), want, 1e-6f, "launch_map quad, skew " +
+                                                         std::to_string(skew));
+    EXPECT_EQ(count.get(dev().compute)[0], skew ? 0 : (int)(n / 4)) << "skew " << skew;
+  }
+}
+
 TEST_F(Gpu, EmbeddingForwardBackwardAndABadId) {
   const int64_t vocab = 11, C = 300, rows = 9;
   auto table = randomVector(vocab * C, 40), dout = randomVector(rows * C, 41);
@@ -465,6 +518,49 @@ TEST_F(Gpu, AttentionForwardOverACacheWithGqaAndMask) {
   }
 }
 
+// The decode step's kernels with the position in device memory
+// (Device::stepStart, decode_graph.h): the host argument is ignored (given
+// as 0 here), the attention spans the whole cache with the keys past the
+// position masked, and gives the host's result at the device's position;
+// positions_forward counts from it. New keys written into the cache in
+// place are refused (NeedsHostPosition).
+TEST_F(Gpu, DecodeKernelsReadTheirPositionFromTheDevice) {
+  const int64_t start = 9;
+  DeviceVector<int64_t> dstart(std::vector<int64_t>{start});
+  for (bool causal : {true, false}) {
+    const int64_t batch = 2, rows = 1, heads = 4, kvHeads = 2, hd = 8, cap = 16;
+    auto a = attentionArgs(batch, rows, heads, kvHeads, hd, cap, start, causal);
+    const int64_t row = a.qRowStride, kv = kvHeads * hd, C = heads * hd;
+    auto qkv = randomVector(batch * rows * row, 83);
+    auto kc = randomVector(batch * cap * kv, 84), vc = randomVector(batch * cap * kv, 85);
+    std::vector<float> out(batch * rows * C), kcH = kc, vcH = vc;
+    bmrt::attention_forward<float>(host, a, out.data(), qkv.data(), qkv.data() + C,
+                                   qkv.data() + C + kv, kcH.data(), vcH.data());
+    DeviceVector<float> dqkv(qkv), dkc(kc), dvc(vc), dout(std::vector<float>(out.size()));
+    a.start = 0; // what the device must not use
+    dev().stepStart = dstart.p;
+    cu::attention_forward(dev(), a, dout.p, dqkv.p, dqkv.p + C, dqkv.p + C + kv, dkc.p, dvc.p);
+    EXPECT_EQ(dev().stepCapacity, cap);
+    std::string refused;
+    try { // keys already in the cache, at a row the host's position chose
+      cu::attention_forward(dev(), a, dout.p, dqkv.p, dkc.p, dqkv.p + C + kv, dkc.p, dvc.p);
+    } catch (const cu::NeedsHostPosition &e) {
+      refused = e.what();
+    }
+    dev().stepStart = nullptr;
+    dev().stepCapacity = 0;
+    EXPECT_NE(refused.find("rows of the KV cache"), std::string::npos) << refused;
+    expectNear(dout.get(dev().compute), out, 1e-4f, causal ? "causal" : "bidirectional");
+    expectNear(dkc.get(dev().compute), kcH, 0.0f, "k cache row at the device's position");
+    expectNear(dvc.get(dev().compute), vcH, 0.0f, "v cache row at the device's position");
+  }
+  DeviceVector<int32_t> pos(std::vector<int32_t>(3, -1));
+  dev().stepStart = dstart.p;
+  cu::positions_forward(dev(), pos.p, 3, 0);
+  dev().stepStart = nullptr;
+  EXPECT_EQ(pos.get(dev().compute), (std::vector<int32_t>{9, 10, 11}));
+}
+
 TEST_F(Gpu, AttentionBackwardRecomputesTheSoftmax) {
   const int64_t batch = 2, rows = 7, heads = 4, kvHeads = 2, hd = 8;
   auto a = attentionArgs(batch, rows, heads, kvHeads, hd, rows, 0, true);
@@ -500,6 +596,41 @@ TEST_F(Gpu, SgdScaleAndGradientNorms) {
   bmrt::scale_inplace<float>(host, g.data(), n, 0.5);
   cu::scale_inplace(dev(), dg.p, n, 0.5);
   expectNear(dg.get(dev().compute), g, 0.0f, "scale_inplace");
+}
+
+// fp16's loss scaler: the overflow check (a CUB reduction) answers as the
+// host's for finite buffers, one inf or one NaN anywhere (the last element
+// too: the reduction covers the tail), and nothing at all.
+TEST_F(Gpu, AnyNonFiniteAnswersAsTheHost) {
+  const int64_t n = 300001;
+  auto g = randomVector(n, 79, 1e4f);
+  for (int64_t at : {(int64_t)-1, (int64_t)0, (int64_t)123457, n - 1}) {
+    for (float bad : {INFINITY, -INFINITY, NAN}) {
+      auto x = g;
+      if (at >= 0)
+        x[at] = bad;
+      DeviceVector<float> dx(x);
+      EXPECT_EQ(cu::any_nonfinite(dev(), dx.p, n), bmrt::any_nonfinite<float>(host, x.data(), n))
+          << "bad value at " << at;
+      EXPECT_EQ(cu::any_nonfinite(dev(), dx.p, n), at >= 0) << "bad value at " << at;
+      if (at < 0)
+        break;
+    }
+  }
+  DeviceVector<float> one(std::vector<float>{1.0f});
+  EXPECT_FALSE(cu::any_nonfinite(dev(), one.p, 0));
+}
+
+// ZeRO-2's add_unit_grads: the summed piece added into the partition, the
+// host's float addition exactly.
+TEST_F(Gpu, AddInplaceIsTheHostsAddition) {
+  const int64_t n = 70001;
+  auto x = randomVector(n, 80), y = randomVector(n, 81);
+  DeviceVector<float> dx(x), dy(y);
+  cu::add_inplace(dev(), dx.p, dy.p, n);
+  for (int64_t i = 0; i < n; i++)
+    x[i] = x[i] + y[i];
+  expectNear(dx.get(dev().compute), x, 0.0f, "add_inplace");
 }
 
 TEST_F(Gpu, ReducedPrecisionGemmsMatchTheHostsRoundedProducts) {
@@ -563,6 +694,78 @@ TEST_F(Gpu, SamplingGreedyAndTemperatureDrawTheHostsTokens) {
     msg = e.what();
   }
   EXPECT_EQ(msg, "the model produced an invalid logit (nan) for token 77");
+}
+
+// top_k and top_p: the device's cut keeps the host Sampler's tokens
+// (filterDistribution's count) and its draw picks the host's id at every
+// step of a seed. Ties at the k-th logit are all kept (TopKLogitsWarper);
+// -inf logits are never drawn; k beyond the vocabulary keeps everything;
+// p = 0 keeps the most likely token only, p = 1 every token with mass.
+// (Not yet run: no GPU where this was written.)
+TEST_F(Gpu, SamplingTopKAndTopPCutAndDrawAsTheHost) {
+  const int64_t V = 5003;
+  auto logits = randomVector(V, 82, 2.0f);
+  logits[10] = logits[4001] = logits[2500] = 4.5f; // a tie that straddles k = 2
+  logits[11] = 5.0f;
+  logits[12] = -INFINITY;
+  DeviceVector<float> dl(logits);
+  struct Case {
+    bmrt::SamplingMode mode;
+    int64_t k;
+    double p, temperature;
+  };
+  const Case cases[] = {{bmrt::SamplingMode::TopK, 2, 1, 1.0},
+                        {bmrt::SamplingMode::TopK, 50, 1, 0.7},
+                        {bmrt::SamplingMode::TopK, V + 10, 1, 1.3},
+                        {bmrt::SamplingMode::TopP, 0, 0.9, 1.0},
+                        {bmrt::SamplingMode::TopP, 0, 0.5, 2.0},
+                        {bmrt::SamplingMode::TopP, 0, 0.0, 1.0},
+                        {bmrt::SamplingMode::TopP, 0, 1.0, 1.0}};
+  for (const Case &c : cases) {
+    bmrt::SamplingConfig config;
+    config.mode = c.mode;
+    config.topK = c.k;
+    config.topP = c.p;
+    config.temperature = c.temperature;
+    config.seed = 99;
+    bmrt::Sampler hs = bmrt::makeSampler(config, V);
+    const int64_t kept = bmrt::filterDistribution(hs, logits.data());
+    const std::string what = std::string(bmrt::samplingModeName(c.mode)) + " k " +
+                             std::to_string(c.k) + " p " + std::to_string(c.p);
+    // The cut alone, through the draw's report (u = 0: the first kept id).
+    const cu::SortedDraw first = cu::sorted_draw(dev(), config, dl.p, V, 0.0);
+    // The host counts tokens with mass; the device's cut may also hold the
+    // one -inf token (weight 0, never drawn), when it keeps the whole row.
+    EXPECT_EQ(first.kept - (first.kept == V ? 1 : 0), kept) << what;
+    if (c.mode == bmrt::SamplingMode::TopK && c.k == 2)
+      EXPECT_EQ(kept, 4) << "the tie at the 2nd logit is kept whole";
+    for (uint64_t step = 0; step < 40; step++) {
+      const int32_t want = bmrt::sampleToken(host, hs, logits.data(), step);
+      EXPECT_EQ(cu::sample_token(dev(), config, dl.p, V, step), want) << what << " step " << step;
+      EXPECT_NE(want, 12) << "a -inf logit was drawn";
+    }
+  }
+  logits[77] = NAN;
+  DeviceVector<float> bad(logits);
+  bmrt::SamplingConfig topK;
+  topK.mode = bmrt::SamplingMode::TopK;
+  topK.topK = 5;
+  std::string msg;
+  try {
+    cu::sample_token(dev(), topK, bad.p, V, 0);
+  } catch (const bmrt::Error &e) {
+    msg = e.what();
+  }
+  EXPECT_EQ(msg, "the model produced an invalid logit (nan) for token 77");
+  std::vector<float> none(V, -INFINITY);
+  DeviceVector<float> dnone(none);
+  msg.clear();
+  try {
+    cu::sample_token(dev(), topK, dnone.p, V, 0);
+  } catch (const bmrt::Error &e) {
+    msg = e.what();
+  }
+  EXPECT_EQ(msg, "every logit is -inf: there is no token to sample");
 }
 
 TEST_F(Gpu, MseLossAndGradientInPlace) {

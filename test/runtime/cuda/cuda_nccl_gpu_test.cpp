@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 namespace {
@@ -37,6 +38,8 @@ TEST(NcclComm, OneRankCollectivesOnDeviceAndHostBuffers) {
   comm->wait(comm->reduceScatter(d, 4, bmrt::DType::F32));
   comm->wait(comm->allGather(d, 4, bmrt::DType::F32));
   comm->wait(comm->broadcast(d, 4, bmrt::DType::F32, 0));
+  const int64_t counts[] = {4}; // ZeRO-2's pieces: one rank owns the unit
+  comm->wait(comm->reduceScatterv(d, counts, bmrt::DType::F32));
   comm->barrier();
   std::vector<float> back(4);
   ASSERT_EQ(cudaStreamSynchronize(dev->compute), cudaSuccess);
@@ -44,6 +47,31 @@ TEST(NcclComm, OneRankCollectivesOnDeviceAndHostBuffers) {
   EXPECT_EQ(back, h);
   EXPECT_EQ(comm->sum(2.5), 2.5); // a host scalar: through the bootstrap
   EXPECT_EQ(comm->broadcastString("ckpt/step-3", 0), "ckpt/step-3");
+  cudaFree(d);
+}
+
+// Bad piece counts are refused at issue, naming the collective, before NCCL
+// (as every backend's reduceScatterv).
+TEST(NcclComm, ReduceScattervRefusesBadCounts) {
+  std::unique_ptr<bmrt::cuda::Device> dev;
+  try {
+    dev = bmrt::cuda::openDevice();
+  } catch (const bmrt::Error &e) {
+    GTEST_SKIP() << e.what();
+  }
+  bmrt::CommOptions options;
+  auto comm = bmrt::cuda::makeNcclComm(*dev, bmrt::makeSingleComm(options), options);
+  float *d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, 4 * sizeof(float)), cudaSuccess);
+  const int64_t negative[] = {-1};
+  try {
+    comm->reduceScatterv(d, negative, bmrt::DType::F32);
+    ADD_FAILURE() << "a negative piece must be refused";
+  } catch (const bmrt::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("reduce-scatter in per-rank pieces: negative count -1"),
+              std::string::npos)
+        << e.what();
+  }
   cudaFree(d);
 }
 

@@ -1,0 +1,218 @@
+//===- cuda/sampling_sorted.cu - top_k and top_p on the GPU ---------------===//
+//
+// bmrt/sampling.h's top_k and top_p over a logits row in device memory:
+// the host Sampler's cut, renormalisation and draw (app/sampling.cpp) from
+// the same Philox uniform at (seed, step), so the device picks the host's
+// token wherever rounding does not decide. Two steps on the compute stream:
+//  1. the row sorted by logit, descending, ids alongside
+//     (cub::DeviceRadixSort: stable, so equal logits stay in id order, the
+//     host's tie order for top_p);
+//  2. one block of 1024 threads (the kernel below): the host's NaN/+inf
+//     check in id order; the kept set, a prefix of the sorted row:
+//       top_k: every logit >= the k-th largest (ties with it kept, as
+//              TopKLogitsWarper);
+//       top_p: p_j = exp(x_j / T - max) / sum in sorted order; the shortest
+//              prefix whose mass reaches p (at least one token: the host's
+//              loop);
+//     the kept weights exp(x / T - max) scattered back to id order (0 for
+//     the rest), then the temperature kernel's draw over them in id order:
+//     the first id whose cumulative weight exceeds u * total.
+// Rounding: sums run in another association than the host's sequential
+// ones (~1e-16 relative), so a cumulative sum within that of p or of the
+// draw's target can fall on the other side; logits whose exponentials round
+// to equal doubles are ordered by logit here, by id on the host. Both are
+// as rare as the draw landing on a boundary.
+//
+//===----------------------------------------------------------------------===//
+#include "cuda/check.h"
+#include "cuda/launch.cuh"
+#include "cuda/sampling_sorted.h"
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cub/device/device_radix_sort.cuh>
+
+#include <limits>
+#include <string>
+
+namespace bmrt::cuda {
+namespace {
+
+constexpr int kBlock = 1024;
+constexpr long long kNone = std::numeric_limits<long long>::max();
+
+struct MinLL {
+  __device__ long long operator()(long long a, long long b) const { return a < b ? a : b; }
+};
+struct MaxLL {
+  __device__ long long operator()(long long a, long long b) const { return a > b ? a : b; }
+};
+
+__global__ void iotaKernel(int32_t *ids, int64_t n) {
+  BMRT_GRID_STRIDE(i, n) { ids[i] = (int32_t)i; }
+}
+
+// The weight exp(x / T - max) the host's softmaxKept gives a kept token.
+__device__ inline double weightOf(float x, double temperature, double maxScaled) {
+  return exp((double)x / temperature - maxScaled);
+}
+
+__global__ void sortedDrawKernel(SortedDraw *out, const float *logits, const float *sorted,
+                                 const int32_t *order, double *weight, int64_t V, bool topK,
+                                 int64_t k, double topP, double temperature, double u) {
+  using LLReduce = cub::BlockReduce<long long, kBlock>;
+  using DoubleReduce = cub::BlockReduce<double, kBlock>;
+  using Scan = cub::BlockScan<double, kBlock>;
+  __shared__ union {
+    LLReduce::TempStorage ll;
+    DoubleReduce::TempStorage dbl;
+    Scan::TempStorage scan;
+  } tmp;
+  __shared__ long long sharedLL;
+
+  // Thread t owns positions [lo, hi): ids in the check and the draw, sorted
+  // positions in the cut.
+  const int64_t per = (V + kBlock - 1) / kBlock;
+  const int64_t lo = threadIdx.x * per < V ? threadIdx.x * per : V;
+  const int64_t hi = lo + per < V ? lo + per : V;
+
+  // The host's checkLogits: the lowest id with NaN or +inf.
+  long long bad = kNone;
+  for (int64_t i = lo; i < hi && bad == kNone; ++i)
+    if (isnan(logits[i]) || logits[i] == INFINITY)
+      bad = i;
+  bad = LLReduce(tmp.ll).Reduce(bad, MinLL());
+  if (threadIdx.x == 0)
+    sharedLL = bad;
+  __syncthreads();
+  bad = sharedLL;
+  __syncthreads();
+  if (bad != kNone) {
+    if (threadIdx.x == 0)
+      *out = SortedDraw{-1, bad, isnan(logits[bad]) ? 1 : 0, 0, 0};
+    return;
+  }
+  // The largest logit is kept by either cut, so it is softmaxKept's max.
+  const double maxScaled = (double)sorted[0] / temperature;
+  if (maxScaled == -INFINITY) {
+    if (threadIdx.x == 0)
+      *out = SortedDraw{-1, kNone, 0, 1, 0};
+    return;
+  }
+
+  long long keep; // the kept prefix's length
+  if (topK) {
+    const float threshold = sorted[(k < V ? k : V) - 1];
+    long long mine = 0;
+    for (int64_t j = lo; j < hi; ++j)
+      mine += sorted[j] >= threshold;
+    keep = LLReduce(tmp.ll).Sum(mine);
+  } else {
+    double part = 0;
+    for (int64_t j = lo; j < hi; ++j)
+      part += weightOf(sorted[j], temperature, maxScaled);
+    double before, total;
+    Scan(tmp.scan).ExclusiveSum(part, before, total);
+    __syncthreads();
+    // The host: keep = the smallest count whose mass (of probabilities
+    // normalised by the total) reaches p; all of them if none does.
+    long long first = kNone;
+    double mass = before / total;
+    for (int64_t j = lo; j < hi && first == kNone; ++j) {
+      mass += weightOf(sorted[j], temperature, maxScaled) / total;
+      if (mass >= topP)
+        first = j + 1;
+    }
+    first = LLReduce(tmp.ll).Reduce(first, MinLL());
+    keep = first != kNone ? first : V;
+  }
+  if (threadIdx.x == 0)
+    sharedLL = keep;
+  __syncthreads();
+  keep = sharedLL;
+
+  // The kept weights in id order (ids are a permutation: every slot written).
+  for (int64_t j = lo; j < hi; ++j)
+    weight[order[j]] = j < keep ? weightOf(sorted[j], temperature, maxScaled) : 0.0;
+  __syncthreads(); // the block's global writes are visible to it after this
+
+  // The temperature kernel's draw over the kept weights, in id order.
+  double part = 0;
+  long long lastKept = -1;
+  for (int64_t i = lo; i < hi; ++i) {
+    part += weight[i];
+    if (weight[i] > 0)
+      lastKept = i;
+  }
+  double before, total;
+  Scan(tmp.scan).ExclusiveSum(part, before, total);
+  __syncthreads();
+  const double target = u * total;
+  long long token = kNone;
+  if (before <= target && target < before + part) {
+    double cumulative = before;
+    for (int64_t i = lo; i < hi && token == kNone; ++i) {
+      cumulative += weight[i];
+      if (weight[i] > 0 && cumulative > target)
+        token = i;
+    }
+  }
+  token = LLReduce(tmp.ll).Reduce(token, MinLL());
+  __syncthreads();
+  const long long last = LLReduce(tmp.ll).Reduce(lastKept, MaxLL());
+  if (threadIdx.x == 0)
+    *out = SortedDraw{token != kNone ? token : last, kNone, 0, 0, keep};
+}
+
+size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+} // namespace
+
+SortedDraw sorted_draw(Device &dev, const SamplingConfig &config, const float *logits,
+                       int64_t vocab, double u) {
+  const bool topK = config.mode == SamplingMode::TopK;
+  if (!topK && config.mode != SamplingMode::TopP)
+    fail("sorted_draw: top_k or top_p only (got " + std::string(samplingModeName(config.mode)) +
+         ")");
+  if (vocab < 1 || vocab > std::numeric_limits<int32_t>::max())
+    fail("sampling: vocabulary of " + std::to_string(vocab) + " tokens");
+  if (!(config.temperature > 0))
+    fail("sampling: temperature must be > 0 (got " + std::to_string(config.temperature) + ")");
+  if (topK && config.topK < 1)
+    fail("top_k sampling needs k > 0, not " + std::to_string(config.topK));
+  if (!topK && !(config.topP >= 0 && config.topP <= 1))
+    fail("top_p sampling needs p in [0, 1], not " + std::to_string(config.topP));
+  const int n = (int)vocab;
+  // Scratch: the result, the sorted logits, ids in and out, the weights,
+  // then the sort's temporary storage (each 256-byte aligned).
+  size_t sortBytes = 0;
+  BMRT_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(
+      nullptr, sortBytes, (const float *)nullptr, (float *)nullptr, (const int32_t *)nullptr,
+      (int32_t *)nullptr, n, 0, 32, dev.compute));
+  const size_t resultAt = 0, sortedAt = aligned(sizeof(SortedDraw));
+  const size_t idsInAt = sortedAt + aligned((size_t)n * sizeof(float));
+  const size_t idsOutAt = idsInAt + aligned((size_t)n * sizeof(int32_t));
+  const size_t weightAt = idsOutAt + aligned((size_t)n * sizeof(int32_t));
+  const size_t tempAt = weightAt + aligned((size_t)n * sizeof(double));
+  char *s = (char *)scratchOf(dev, tempAt + sortBytes);
+  SortedDraw *result = (SortedDraw *)(s + resultAt);
+  float *sorted = (float *)(s + sortedAt);
+  int32_t *idsIn = (int32_t *)(s + idsInAt), *idsOut = (int32_t *)(s + idsOutAt);
+  double *weight = (double *)(s + weightAt);
+
+  iotaKernel<<<blocksFor(n), kThreads, 0, dev.compute>>>(idsIn, n);
+  BMRT_CUDA_CHECK_LAUNCH("iotaKernel");
+  BMRT_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(
+      s + tempAt, sortBytes, logits, sorted, idsIn, idsOut, n, 0, 32, dev.compute));
+  sortedDrawKernel<<<1, kBlock, 0, dev.compute>>>(result, logits, sorted, idsOut, weight, n,
+                                                  topK, config.topK, config.topP,
+                                                  config.temperature, u);
+  BMRT_CUDA_CHECK_LAUNCH("sortedDrawKernel");
+  SortedDraw r;
+  // The token is needed on the host (to stream it, to stop at EOS).
+  BMRT_CUDA_CHECK(cudaMemcpyAsync(&r, result, sizeof r, cudaMemcpyDeviceToHost, dev.compute));
+  BMRT_CUDA_CHECK(cudaStreamSynchronize(dev.compute));
+  return r;
+}
+
+} // namespace bmrt::cuda

@@ -1,5 +1,5 @@
 # sources of the host component (see runtime/CMakeLists.txt)
 bmrt_add_component(host_blas ${CMAKE_CURRENT_LIST_DIR}/context.cpp ${CMAKE_CURRENT_LIST_DIR}/gemm.cpp ${CMAKE_CURRENT_LIST_DIR}/gemv.cpp)
 bmrt_add_component(host_kernels ${CMAKE_CURRENT_LIST_DIR}/attention.cpp ${CMAKE_CURRENT_LIST_DIR}/attention_prefix.cpp ${CMAKE_CURRENT_LIST_DIR}/norms.cpp ${CMAKE_CURRENT_LIST_DIR}/rowops.cpp)
-bmrt_add_component(host_training ${CMAKE_CURRENT_LIST_DIR}/classifier.cpp ${CMAKE_CURRENT_LIST_DIR}/grad_norm_chunks.cpp ${CMAKE_CURRENT_LIST_DIR}/optimizers.cpp ${CMAKE_CURRENT_LIST_DIR}/partition.cpp ${CMAKE_CURRENT_LIST_DIR}/training_tables.cpp ${CMAKE_CURRENT_LIST_DIR}/tuning.cpp)
+bmrt_add_component(host_training ${CMAKE_CURRENT_LIST_DIR}/classifier.cpp ${CMAKE_CURRENT_LIST_DIR}/grad_norm_chunks.cpp ${CMAKE_CURRENT_LIST_DIR}/offload.cpp ${CMAKE_CURRENT_LIST_DIR}/optimizers.cpp ${CMAKE_CURRENT_LIST_DIR}/partition.cpp ${CMAKE_CURRENT_LIST_DIR}/training_tables.cpp ${CMAKE_CURRENT_LIST_DIR}/tuning.cpp)
 bmrt_add_component(host_backward ${CMAKE_CURRENT_LIST_DIR}/backward_gemm.cpp ${CMAKE_CURRENT_LIST_DIR}/backward_norms.cpp ${CMAKE_CURRENT_LIST_DIR}/backward_attention.cpp ${CMAKE_CURRENT_LIST_DIR}/backward_attention_prefix.cpp ${CMAKE_CURRENT_LIST_DIR}/backward_rowops.cpp ${CMAKE_CURRENT_LIST_DIR}/lowp.cpp)

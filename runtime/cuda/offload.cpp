@@ -188,6 +188,8 @@ void offload_pull_master(Context &ctx, const Buffers &buf, const TrainInfo &trai
   Device &dev = deviceOf(ctx);
   const int64_t elem = train.groupElems > 0 ? train.gradBytes / train.groupElems : 4;
   const Partition &p = buf.part;
+  if (p.end == p.begin)
+    return; // an empty partition (more ranks than the group needs)
   cuda::synchronize(dev.compute); // the params were pushed or written by kernels
   BMRT_CUDA_CHECK(cudaMemcpy((char *)buf.optState + kOffloadMasterSlot * p.optStride * elem,
                              (const char *)buf.params + train.groupParamOffset + p.begin * elem,

@@ -103,6 +103,8 @@ void offload_pull_master(Context &ctx, const Buffers &buf, const TrainInfo &trai
   checkOffloaded("offload_pull_master", buf, 1);
   const int64_t elem = train.groupElems > 0 ? train.gradBytes / train.groupElems : 4;
   const Partition &p = buf.part;
+  if (p.end == p.begin)
+    return; // an empty partition (more ranks than the group needs)
   std::memcpy((char *)buf.optState + kOffloadMasterSlot * p.optStride * elem,
               (char *)buf.params + train.groupParamOffset + p.begin * elem,
               (size_t)((p.end - p.begin) * elem));

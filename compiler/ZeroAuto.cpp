@@ -182,15 +182,12 @@ LogicalResult mlir::bmb::resolveZeroAuto(ModuleOp module, bool cudaTarget,
     if (!model)
       return job.emitError("zero = auto: the job's model is missing");
     // Offload is a candidate where it saves device memory (the cuda
-    // target), for AdamW in fp32/fp64 (what bmb-offload-optimizer does),
-    // unless the job already chose it or its absence.
+    // target), for AdamW (what bmb-offload-optimizer does), unless the job
+    // already chose it or its absence.
     auto optimizer = settings.getAs<DictionaryAttr>("optimizer");
     auto optKind = optimizer ? optimizer.getAs<StringAttr>("kind") : StringAttr();
-    auto precision = settings.getAs<StringAttr>("precision");
     bool tryOffload = cudaTarget && !settings.get("offload") &&
-                      !(optKind && optKind.getValue() == "sgd") &&
-                      !(precision && (precision.getValue() == "bf16" ||
-                                      precision.getValue() == "fp16"));
+                      !(optKind && optKind.getValue() == "sgd");
     std::vector<Candidate> candidates = {{0, {}}, {1, {}}, {2, {}}};
     if (tryOffload)
       for (int64_t zero : {1, 2})

@@ -599,12 +599,6 @@ static LogicalResult checkOffload(JobOp job) {
   if (kind && kind.getValue() == "sgd")
     return emitError(at, "offload = optimizer updates AdamW (adamw, adam) on the host; SGD is "
                          "not implemented there yet");
-  if (auto p = settings.getAs<StringAttr>("precision");
-      p && (p.getValue() == "bf16" || p.getValue() == "fp16"))
-    return emitError(at, "offload = optimizer with precision = ")
-           << p.getValue()
-           << " is not implemented yet (the host would keep the fp32 master weights and the "
-              "device a 16-bit copy); use fp32";
   return success();
 }
 

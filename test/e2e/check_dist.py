@@ -47,7 +47,8 @@ random ids written here, runs with --deterministic and one thread per rank
            here. Resume across the two: 10 offloaded steps on 2 ranks
            (ZeRO-1, per-rank optimizer files) resumed by one process
            without offload, and 10 plain steps resumed offloaded on 2 ranks
-           under ZeRO-2, both equal to 20 straight steps.
+           under ZeRO-2, both equal to 20 straight steps. A LoRA under
+           ZeRO-1 on 2 ranks (rank 1's partition empty) equals one process.
   failure  a rank that stops (SIGSTOP) makes the others fail within
            --comm-timeout with a message naming the collective; a rank that
            is killed ends the job with a non-zero status; neither hangs.
@@ -325,6 +326,12 @@ def offload(d):
     for job in ("dist_z0_off", "dist_z1_off", "dist_z2_off"):
         l, o, _ = d.run("%s-np2" % job, job, 2, "--accum", "1", "--steps", str(STEPS))
         d.same("%s on 2 ranks vs dist_z0, one process --accum 2" % job, ref, (l, o))
+    # A LoRA: rank 1's partition is empty (no chunks to copy or update).
+    lref = d.run("off-lora-ref-accum2", "dist_lora_z0", 0, "--accum", "2",
+                 "--steps", str(STEPS))[:2]
+    l, o, _ = d.run("dist_lora_z1_off-np2", "dist_lora_z1_off", 2, "--accum", "1",
+                    "--steps", str(STEPS), "--comm-timeout", "30")
+    d.same("dist_lora_z1_off on 2 ranks vs dist_lora_z0, one process --accum 2", lref, (l, o))
     # Offloaded on 2 ranks (per-rank files) -> one process without offload.
     l1, o1, _ = d.run("off-np2-to-plain", "dist_z1_off", 2, "--accum", "1", "--steps", "10")
     l2, _, _ = d.run("off-np2-to-plain", "dist_z0", 0, "--resume", "--steps", str(STEPS))

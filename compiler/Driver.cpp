@@ -263,10 +263,8 @@ void printMemoryPlan(mlir::bmb::exec::ProgramOp program, bool cudaTarget,
     // offload = optimizer (bmb-offload-optimizer): m, v, an fp32 master
     // copy of the params and the gradient staging, in host memory (pinned
     // on a GPU), so out of the device's peak on --target=cuda only.
-    bool offloaded = false;
-    program.walk([&](mlir::bmb::exec::OffloadGradsOutOp) { offloaded = true; });
-    if (offloaded) {
-      optState *= 2; // kOffloadSlots (4) slots instead of AdamW's 2
+    if (int64_t host = bytes(program, "offload_state_bytes")) {
+      optState = host; // bmb-plan-memory's host role: 4 slots instead of AdamW's 2
       row("optimizer state (offloaded)", optState);
       os << "  (offload = optimizer: AdamW's m and v, the fp32 master params and the gradient "
             "staging are in host memory"
@@ -284,11 +282,7 @@ void printMemoryPlan(mlir::bmb::exec::ProgramOp program, bool cudaTarget,
   for (auto f : program.getOps<mlir::func::FuncOp>())
     row(("activations of " + f.getName()).str(), bytes(f, "activation_bytes"));
   row("activations (shared)", act);
-  bool offHost = cudaTarget && train && optState && [&] {
-    bool any = false;
-    program.walk([&](mlir::bmb::exec::OffloadGradsOutOp) { any = true; });
-    return any;
-  }();
+  bool offHost = cudaTarget && bytes(program, "offload_state_bytes") > 0;
   row(offHost ? "peak (GPU)" : "peak",
       params + state + grads + staging + (offHost ? 0 : optState) + lowCopy + act);
 }

@@ -126,9 +126,7 @@ LogicalResult measure(ModuleOp module, StringRef jobName, int64_t ranks, bool cu
                           : total * elemBytes;
     c.optState = slots * size * elemBytes;
     // Offloaded: the state is in host memory, none of it on the device.
-    bool offloaded = false;
-    program.walk([&](exec::OffloadGradsOutOp) { offloaded = true; });
-    if (offloaded && cudaTarget)
+    if (intAttr(program, "offload_state_bytes") && cudaTarget)
       c.optState = 0;
     c.activations = intAttr(program, "activation_bytes") + intAttr(program, "state_bytes");
   }

@@ -385,6 +385,52 @@ bool Emitter::emitTrainOp(Operation *op) {
                s.getParam());
     return true;
   }
+  // offload = optimizer (bmb-offload-optimizer; bmrt/offload.h): the
+  // gradients out in chunks, AdamW on the host, the params back.
+  if (auto c = dyn_cast<ClipCoefficientOp>(op)) {
+    scalar(c.getResult(),
+           "clip_coefficient(" + name(c.getNorm()) + ", " +
+               fp(c.getMaxNorm().convertToDouble()) + ")",
+           "double");
+    return true;
+  }
+  if (auto o = dyn_cast<OffloadGradsOutOp>(op)) {
+    std::string n = "r" + std::to_string(counter++);
+    names[o.getRequest()] = n;
+    os << in << "const OffloadRequest " << n << " = offload_grads_out<" << gradType()
+       << ">(ctx, buf, " << o.getChunk() << ");\n";
+    return true;
+  }
+  if (auto u = dyn_cast<OffloadAdamWUpdateOp>(op)) {
+    // The params' ranges of the group (one per layer when a stacked
+    // param's layers are a unit apart), in group order, with their decay.
+    std::vector<std::tuple<int64_t, int64_t, double>> segments;
+    for (auto [a, wd] : llvm::zip(u.getParams(), u.getWeightDecays())) {
+      GroupRange r;
+      if (!groupRange(op, cast<FlatSymbolRefAttr>(a), r))
+        return true;
+      if (r.layers == 1 || r.stride == r.slice)
+        segments.push_back({r.offset, r.slice * r.layers, wd});
+      else
+        for (int64_t l = 0; l < r.layers; ++l)
+          segments.push_back({r.offset + l * r.stride, r.slice, wd});
+    }
+    std::sort(segments.begin(), segments.end());
+    std::string table = "kOffloadSegments" + std::to_string(counter++);
+    os << in << "static const OffloadSegment " << table << "[] = {\n";
+    for (auto [at, n, wd] : segments)
+      os << in << "  {" << at << ", " << n << ", " << fp(wd) << "},\n";
+    os << in << "};\n";
+    std::string n = "r" + std::to_string(counter++);
+    names[u.getRequest()] = n;
+    os << in << "const OffloadRequest " << n << " = offload_adamw_update<" << gradType()
+       << ">(ctx, buf, " << name(u.getOut()) << ", " << groupAttr("group_param_offset") << ", "
+       << table << ", " << segments.size() << ", " << name(u.getLr()) << ", "
+       << fp(u.getBeta1().convertToDouble()) << ", " << fp(u.getBeta2().convertToDouble())
+       << ", " << fp(u.getEps().convertToDouble()) << ", " << name(u.getStep()) << ", "
+       << (u.getScale() ? name(u.getScale()) : std::string("1.0")) << ");\n";
+    return true;
+  }
   if (isa<ZeroGradsOp>(op)) {
     os << in << "fill_zero<" << gradType() << ">(ctx, (" << gradType()
        << " *)buf.grads, buf.part.gradElems);\n";
@@ -530,6 +576,10 @@ bool Emitter::emitTrainOp(Operation *op) {
                                 ", buf.part.size, " + dtype + ")");
     return true;
   }
+  if (auto w = dyn_cast<WaitOp>(op); w && w.getRequest().getDefiningOp<OffloadAdamWUpdateOp>()) {
+    os << in << "offload_wait(ctx, " << name(w.getRequest()) << ");\n";
+    return true;
+  }
   if (auto w = dyn_cast<WaitOp>(op)) {
     auto skipped = w.getRequest().getDefiningOp<AllReduceGradsOp>();
     os << in << (skipped && skipped.getUnlessOverlapped() ? "if (!args.overlapGrads) " : "")
@@ -591,6 +641,16 @@ void Emitter::emitTrainTables(ArrayRef<func::FuncOp> entries) {
            std::to_string(counts[i][0]) + ", k" + fn + "Outputs, " +
            std::to_string(counts[i][1]) + "}";
   };
+  // offload = optimizer: bmb-offload-optimizer must have rewritten the step.
+  int64_t offloadChunk = 0;
+  program.walk([&](OffloadGradsOutOp o) { offloadChunk = o.getChunk(); });
+  if (auto settings = program->getAttrOfType<DictionaryAttr>("settings"))
+    if (auto o = settings.getAs<StringAttr>("offload");
+        o && o.getValue() == "optimizer" && !offloadChunk) {
+      error(program, "emission: the job sets offload = optimizer but @optimizer_step was not "
+                     "offloaded (run bmb-offload-optimizer)");
+      return;
+    }
   std::string optimizer = trainStr(train, "optimizer");
   std::string schedule = trainStr(train, "schedule");
   std::string scheduleEnum = schedule == "cosine" ? "LrSchedule::Cosine"
@@ -646,6 +706,8 @@ void Emitter::emitTrainTables(ArrayRef<func::FuncOp> entries) {
              : 0)
      << ", // zero = 2: bytes of the gradient staging (one unit at a time)\n"
      << "  " << trainNum(train, "min_lr") << ", // the schedule's min_lr\n"
+     << "  " << (offloadChunk ? "true" : "false") << ", " << offloadChunk
+     << ", // offload = optimizer, elements per chunk\n"
      << "};\n\n";
   bool tune = program->hasAttr("tune");
   if (tune)

@@ -16,6 +16,13 @@
 // it comes third; recomputing the checkpointed layers costs about a third
 // of a step, so checkpointing comes last (again zero = 0, 1, 2).
 //
+// offload = optimizer (bmb-offload-optimizer) takes AdamW's state out of
+// device memory into the host's, at the price of copying the gradients out
+// and the params back every step and updating on the CPU. It is a candidate
+// only on the cuda target, after the ZeRO stages it would beat (zero = 1
+// and 2 with offload, then the same with checkpointing): on the host target
+// the "device" is the same RAM, so it saves nothing.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/ZeroAuto.h"
 
@@ -42,11 +49,14 @@ namespace {
 struct Candidate {
   int64_t zero = 0;
   std::vector<std::string> checkpoint; // layer paths
+  bool offload = false;                // offload = optimizer
   // Per-rank bytes, once compiled.
   int64_t params = 0, grads = 0, optState = 0, activations = 0;
   int64_t total() const { return params + grads + optState + activations; }
   std::string describe() const {
     std::string s = "zero = " + std::to_string(zero);
+    if (offload)
+      s += ", offload = optimizer";
     if (!checkpoint.empty()) {
       s += ", checkpoint = [";
       for (size_t i = 0; i < checkpoint.size(); ++i)
@@ -67,6 +77,8 @@ DictionaryAttr withCandidate(DictionaryAttr settings, const Candidate &c) {
   Builder b(settings.getContext());
   NamedAttrList list(settings);
   list.set("zero", b.getI64IntegerAttr(c.zero));
+  if (c.offload)
+    list.set("offload", b.getStringAttr("optimizer"));
   if (!c.checkpoint.empty()) {
     SmallVector<Attribute> names;
     for (const std::string &n : c.checkpoint)
@@ -78,8 +90,8 @@ DictionaryAttr withCandidate(DictionaryAttr settings, const Candidate &c) {
 
 /// Compiles the module with the job's settings replaced by `c`'s and fills
 /// its per-rank bytes; the diagnostics of a failing candidate are returned.
-LogicalResult measure(ModuleOp module, StringRef jobName, int64_t ranks, Candidate &c,
-                      std::string &why) {
+LogicalResult measure(ModuleOp module, StringRef jobName, int64_t ranks, bool cudaTarget,
+                      Candidate &c, std::string &why) {
   OwningOpRef<ModuleOp> clone = module.clone();
   for (JobOp j : clone->getOps<JobOp>())
     if (j.getSymName() == jobName)
@@ -113,6 +125,9 @@ LogicalResult measure(ModuleOp module, StringRef jobName, int64_t ranks, Candida
                                 intAttr(program, "grad_staging_bytes")
                           : total * elemBytes;
     c.optState = slots * size * elemBytes;
+    // Offloaded: the state is in host memory, none of it on the device.
+    if (intAttr(program, "offload_state_bytes") && cudaTarget)
+      c.optState = 0;
     c.activations = intAttr(program, "activation_bytes") + intAttr(program, "state_bytes");
   }
   return success();
@@ -140,7 +155,8 @@ std::string gib(int64_t bytes) { return formatBytes(bytes); }
 
 } // namespace
 
-LogicalResult mlir::bmb::resolveZeroAuto(ModuleOp module, llvm::raw_ostream &notes) {
+LogicalResult mlir::bmb::resolveZeroAuto(ModuleOp module, bool cudaTarget,
+                                         llvm::raw_ostream &notes) {
   for (JobOp job : module.getOps<JobOp>()) {
     if (job.getKind() != JobKind::Train)
       continue;
@@ -163,17 +179,37 @@ LogicalResult mlir::bmb::resolveZeroAuto(ModuleOp module, llvm::raw_ostream &not
     auto model = SymbolTable::lookupNearestSymbolFrom<ModelOp>(job, job.getModelAttr());
     if (!model)
       return job.emitError("zero = auto: the job's model is missing");
+    // Offload is a candidate where it saves device memory (the cuda
+    // target), for AdamW (what bmb-offload-optimizer does), unless the job
+    // already chose it or its absence.
+    auto optimizer = settings.getAs<DictionaryAttr>("optimizer");
+    auto optKind = optimizer ? optimizer.getAs<StringAttr>("kind") : StringAttr();
+    bool tryOffload = cudaTarget && !settings.get("offload") &&
+                      !(optKind && optKind.getValue() == "sgd");
     std::vector<Candidate> candidates = {{0, {}}, {1, {}}, {2, {}}};
+    if (tryOffload)
+      for (int64_t zero : {1, 2})
+        candidates.push_back({zero, {}, true});
     if (!settings.get("checkpoint")) {
       std::vector<std::string> repeats = repeatPaths(model);
-      if (!repeats.empty())
+      if (!repeats.empty()) {
         for (int64_t zero : {0, 1, 2})
           candidates.push_back({zero, repeats});
+        if (tryOffload)
+          for (int64_t zero : {1, 2})
+            candidates.push_back({zero, repeats, true});
+      }
     }
+    auto offloadNote = [&]() -> std::string {
+      if (cudaTarget)
+        return "";
+      return "; offload = optimizer was not considered: on --target=host the optimizer state "
+             "would stay in the same RAM";
+    };
     std::vector<Candidate> measured;
     for (Candidate &c : candidates) {
       std::string why;
-      bool compiled = succeeded(measure(module, job.getSymName(), ranks, c, why));
+      bool compiled = succeeded(measure(module, job.getSymName(), ranks, cudaTarget, c, why));
       // zero = 2 needs a backward that finishes one unit at a time
       // (bmb-zero says why not); the other plans remain.
       if (!compiled && c.zero == 2)
@@ -193,7 +229,7 @@ LogicalResult mlir::bmb::resolveZeroAuto(ModuleOp module, llvm::raw_ostream &not
         for (const Candidate &m : measured)
           if (&m != &measured.back())
             notes << "; " << m.describe() << " needs " << gib(m.total());
-        notes << "\n";
+        notes << offloadNote() << "\n";
         return success();
       }
     }
@@ -206,8 +242,11 @@ LogicalResult mlir::bmb::resolveZeroAuto(ModuleOp module, llvm::raw_ostream &not
                            << gib(best.total()) << " (params " << gib(best.params)
                            << ", grads " << gib(best.grads) << ", optimizer state "
                            << gib(best.optState) << ", activations " << gib(best.activations)
-                           << "); raise memory or ranks (zero = 3 and offload, which "
-                              "would need less, are not implemented yet)";
+                           << "); raise memory or ranks (zero = 3, which would need less, "
+                              "is not implemented yet"
+                           << (cudaTarget ? "" : "; offload = optimizer saves no memory on "
+                                                 "--target=host")
+                           << ")";
   }
   return success();
 }

@@ -17,8 +17,10 @@
 namespace mlir::bmb {
 
 /// Resolves `zero = auto` of the module's train job in place; notes go to
-/// `notes`. `memory`/`ranks` without zero = auto are errors.
-LogicalResult resolveZeroAuto(ModuleOp module, llvm::raw_ostream &notes);
+/// `notes`. `memory`/`ranks` without zero = auto are errors. `cudaTarget`:
+/// the plans with `offload = optimizer` are candidates too (on the host
+/// target the optimizer state would stay in the same RAM: never chosen).
+LogicalResult resolveZeroAuto(ModuleOp module, bool cudaTarget, llvm::raw_ostream &notes);
 
 } // namespace mlir::bmb
 

@@ -221,6 +221,28 @@ def PlanMemoryPass : Pass<"bmb-plan-memory", "::mlir::ModuleOp"> {
   }];
 }
 
+def OffloadOptimizerPass : Pass<"bmb-offload-optimizer", "::mlir::ModuleOp"> {
+  let summary = "offload = optimizer: AdamW's state and update of the rank's partition in host memory";
+  let description = [{
+    For each train program whose job says `offload = optimizer`, rewrites
+    `@optimizer_step`'s AdamW updates into the offloaded step
+    (docs/distributed.md, "Optimizer offload"; runtime/include/bmrt/offload.h):
+    `bmb_exec.clip_grads %n` becomes `%c = bmb_exec.clip_coefficient %n`,
+    and the `bmb_exec.adamw_update`s become one
+    `%out = bmb_exec.offload_grads_out` (the partition's gradients copied to
+    the host in chunks of `chunk-elems`), one
+    `%in = bmb_exec.offload_adamw_update %out [params] ... scale %c` (per
+    chunk: wait, clip, AdamW on the host's master copy, copy back) and
+    `bmb_exec.wait %in`, before the ZeRO all-gather. Programs without the
+    setting are unchanged. Refuses SGD updates, an offload setting it does
+    not implement, and updates with different betas, eps, lr or step.
+  }];
+  let options = [
+    Option<"chunkElems", "chunk-elems", "int64_t", /*default=*/"65536",
+           "elements per copied and updated chunk">,
+  ];
+}
+
 def VerifyAsyncPass : Pass<"bmb-verify-async", "::mlir::ModuleOp"> {
   let summary = "Checks that no op touches a collective's buffers before its wait";
   let description = [{

@@ -41,6 +41,7 @@ static void populateTrainingLowering(OpPassManager &pm) {
   pm.addPass(createLowerBmbToExecPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createFuseKernelsPass());
+  pm.addPass(createOffloadOptimizerPass());
   pm.addPass(createVerifyAsyncPass());
   pm.addPass(createPlanMemoryPass());
   pm.addPass(createPrepareForEmissionPass());
@@ -71,8 +72,8 @@ void mlir::bmb::registerBmbPipelines() {
       "bmb-train-pipeline",
       "A train job: frontend, bmb-insert-deltas, bmb-attach-loss, bmb-autocast, bmb-autodiff, "
       "bmb-checkpoint-activations, bmb-insert-optimizer, bmb-data-parallel, bmb-zero, "
-      "bmb-lower-to-exec, canonicalize, bmb-fuse-kernels, bmb-verify-async, bmb-plan-memory, "
-      "bmb-prepare-for-emission",
+      "bmb-lower-to-exec, canonicalize, bmb-fuse-kernels, bmb-offload-optimizer, "
+      "bmb-verify-async, bmb-plan-memory, bmb-prepare-for-emission",
       [](OpPassManager &pm) { populateTrainPipeline(pm); });
   PassPipelineRegistration<>(
       "bmb-infer-pipeline",

@@ -27,7 +27,9 @@
 // allocation (`grad_staging_bytes`, each param's `staging_offset`): the
 // params outside repeats and one layer of each repeat, where the backward
 // writes a unit's gradients before they are reduce-scattered into the
-// partition. Their activations are
+// partition. An offloaded optimizer (bmb-offload-optimizer) makes the
+// optimizer state a host role (`offload_state_bytes`: four slots over the
+// group, bmrt/offload.h). Their activations are
 // planned like any entry's: the forward_backward entry holds the forward
 // and the backward, so a saved activation (a stacked `[count, ...]` buffer
 // written in the forward loop, read in the backward loop) is live from the
@@ -276,6 +278,13 @@ struct PlanMemoryPass : mlir::bmb::impl::PlanMemoryPassBase<PlanMemoryPass> {
         program->setAttr("group_units", b.getDenseI64ArrayAttr(units));
         if (staged)
           program->setAttr("grad_staging_bytes", b.getI64IntegerAttr(stagingBytes));
+        // offload = optimizer (bmb-offload-optimizer): the optimizer state
+        // is a host role of four slots (m, v, the fp32 master, the gradient
+        // staging; bmrt/offload.h), none of it in the device's memory.
+        bool offloaded = false;
+        program.walk([&](OffloadGradsOutOp) { offloaded = true; });
+        if (offloaded)
+          program->setAttr("offload_state_bytes", b.getI64IntegerAttr(4 * grads));
       }
     });
   }

@@ -14,6 +14,14 @@
 // same role may overlap each other: they are queued in issue order and the
 // buckets of one step are disjoint.
 //
+// The offloaded optimizer step (bmb-offload-optimizer) is checked the same
+// way: bmb_exec.offload_grads_out owns the gradients until the
+// offload_adamw_update that consumes its request (the copies out are read
+// there), and that update owns the trainable params until its wait (the
+// copies back are in flight). Unlike collectives of one role, which queue
+// behind each other on the communicator, a collective overlapping an offload
+// copy of the same role is an error too: they run on different engines.
+//
 // Deferred collectives (the backward's per-layer gradient all-reduces,
 // bmb_exec.defer_all_reduce_grads, waited by @optimizer_step's
 // bmb_exec.wait_deferred) cross entries, so they are checked by program
@@ -41,18 +49,24 @@ namespace {
 
 enum class Role { Grads, Params };
 
+bool isOffload(Operation *op) { return isa<OffloadGradsOutOp, OffloadAdamWUpdateOp>(op); }
+
+/// The ops that issue asynchronous work yielding a request.
 bool isCollective(Operation *op) {
-  return isa<AllReduceGradsOp, ReduceScatterGradsOp, AllGatherParamsOp, ReduceScatterUnitOp>(op);
+  return isa<AllReduceGradsOp, ReduceScatterGradsOp, AllGatherParamsOp, ReduceScatterUnitOp>(op) ||
+         isOffload(op);
 }
 
-/// The role a collective owns.
-Role ownedBy(Operation *op) { return isa<AllGatherParamsOp>(op) ? Role::Params : Role::Grads; }
+/// The role an issued op owns until its request is consumed.
+Role ownedBy(Operation *op) {
+  return isa<AllGatherParamsOp, OffloadAdamWUpdateOp>(op) ? Role::Params : Role::Grads;
+}
 
 /// Whether `op` (not a collective) touches `role`.
 bool touches(Operation *op, Role role) {
   if (role == Role::Grads)
     return isa<GradRefOp, GradNormOp, ClipGradsOp, AdamWUpdateOp, SGDUpdateOp, ZeroGradsOp,
-               AddUnitGradsOp>(op);
+               AddUnitGradsOp, OffloadGradsOutOp>(op);
   return isa<ParamRefOp, AdamWUpdateOp, SGDUpdateOp>(op);
 }
 
@@ -70,23 +84,41 @@ struct VerifyAsyncPass : mlir::bmb::impl::VerifyAsyncPassBase<VerifyAsyncPass> {
         ok = false;
         return;
       }
-      auto wait = dyn_cast<WaitOp>(*request.user_begin());
-      if (!wait || wait->getBlock() != issue->getBlock() || wait->isBeforeInBlock(issue)) {
-        issue->emitError("bmb-verify-async: the wait of this collective must follow it in "
-                         "the same block");
+      // The copy of the gradients out is consumed by the offloaded update
+      // (which waits for it chunk by chunk), everything else by a wait.
+      Operation *wait = *request.user_begin();
+      bool consumed = isa<OffloadGradsOutOp>(issue) ? isa<OffloadAdamWUpdateOp>(wait)
+                                                    : isa<WaitOp>(wait);
+      if (!consumed || wait->getBlock() != issue->getBlock() || wait->isBeforeInBlock(issue)) {
+        issue->emitError(isa<OffloadGradsOutOp>(issue)
+                             ? "bmb-verify-async: the offloaded update that reads this copy "
+                               "must follow it in the same block"
+                             : "bmb-verify-async: the wait of this collective must follow it "
+                               "in the same block");
         ok = false;
         return;
       }
       Role role = ownedBy(issue);
-      for (Operation *op = issue->getNextNode(); op != wait.getOperation();
-           op = op->getNextNode()) {
+      for (Operation *op = issue->getNextNode(); op != wait; op = op->getNextNode()) {
         WalkResult r = op->walk([&](Operation *inner) {
-          if (isCollective(inner) || !touches(inner, role))
+          // Collectives of one role queue behind each other; an offload
+          // copy and a collective of the same role would race.
+          bool conflict = isCollective(inner)
+                              ? (isOffload(issue) || isOffload(inner)) && ownedBy(inner) == role
+                              : touches(inner, role);
+          if (!conflict)
             return WalkResult::advance();
-          InFlightDiagnostic d = inner->emitError("bmb-verify-async: touches the ")
-                                 << what(role) << " while a collective owns them";
-          d.attachNote(issue->getLoc()) << "the collective, issued here";
-          d.attachNote(wait.getLoc()) << "its wait";
+          InFlightDiagnostic d = inner->emitError("bmb-verify-async: touches the ") << what(role);
+          if (isa<OffloadGradsOutOp>(issue))
+            d << " while the offloaded step copies them out";
+          else if (isa<OffloadAdamWUpdateOp>(issue))
+            d << " before the offloaded update's copies into them are waited for";
+          else
+            d << " while a collective owns them";
+          d.attachNote(issue->getLoc())
+              << (isOffload(issue) ? "the copies, issued here" : "the collective, issued here");
+          d.attachNote(wait->getLoc())
+              << (isa<OffloadGradsOutOp>(issue) ? "the update that waits for them" : "its wait");
           return WalkResult::interrupt();
         });
         if (r.wasInterrupted()) {

@@ -4,7 +4,9 @@ rank, `mpirun -np N` for N = 1, 2, 4 and zero = 0 (plain data parallel; its
 gradient all-reduce overlapped with the backward, and with --no-overlap at
 the optimizer step), zero = 1 (optimizer state partitioned) and zero = 2
 (gradients partitioned too; its grads figure includes the backward's
-staging of one layer). ZeRO-3 is not implemented yet (an error at the
+staging of one layer), and zero = 1 with offload = optimizer (AdamW on the
+host: here the same RAM, so its optimizer state, with the fp32 master and
+the gradient staging, is twice ZeRO-1's and saves nothing). ZeRO-3 is not implemented yet (an error at the
 setting), so it is not measured.
 
 `bench.py --nano [OUT]`: the same runs on GPT-2 nano (vocab 512, dim 64, 2
@@ -98,6 +100,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="bmb-bench-dist-") as scratch:
         size = "nano" if NANO else "small"
         exes = {z: compile_job("bench_gpt2_%s_zero%d" % (size, z), scratch) for z in (0, 1, 2)}
+        exes["1off"] = compile_job("bench_gpt2_%s_zero1_offload" % size, scratch)
         import random
         rng = random.Random(0)
         data = os.path.join(scratch, "random.tok")
@@ -106,7 +109,7 @@ def main():
         # zero = 0 sends each layer's gradients from the backward (overlap);
         # --no-overlap reduces them at the optimizer step instead.
         variants = [(0, "zero0", []), (0, "zero0-no-overlap", ["--no-overlap"]),
-                    (1, "zero1", []), (2, "zero2", [])]
+                    (1, "zero1", []), (2, "zero2", []), ("1off", "zero1-offload", [])]
         for n in RANKS:
             base = None
             for z, name, flags in variants:
@@ -114,8 +117,10 @@ def main():
                     continue  # one rank has nothing to overlap
                 benchlib.wait_idle(max_wait=1 if NANO else 60)  # nano: a smoke run
                 (p, g, o), rss, tps = run(exes[z], n, data, scratch, flags)
+                # offload: ZeRO-1's, plus the host's fp32 master and gradient
+                # staging (8 bytes per parameter / N; the same RAM here).
                 analytic = (4 * psi + 4 * psi / (n if z == 2 else 1) +
-                            8 * psi / (n if z else 1)) / MIB
+                            8 * psi / (n if z else 1) + (8 * psi / n if z == "1off" else 0)) / MIB
                 r = {"samples": [tps], "min": tps, "median": tps, "max": tps, "own_cpu_s": 0,
                      "foreign_cpu_s": 0, "noisy": False}
                 rows.append(benchlib.record(out, "dist", "bmb", "gpt2-%s np%d" % (size, n),
@@ -136,7 +141,8 @@ def main():
                .format(d))
               % (n, name, p, g, o, p + g + o, a, rss, tps, rel))
     print("(MiB per rank; 'ZeRO paper': 4+4+8 bytes per parameter, the 8 divided by the "
-          "ranks under ZeRO-1, the 4+8 under ZeRO-2; zero2's grads include its staging)")
+          "ranks under ZeRO-1, the 4+8 under ZeRO-2; zero2's grads include its staging; "
+          "zero1-offload adds the host's master and staging, 8 / N)")
     return 0
 
 

@@ -64,8 +64,10 @@ LogicalResult DeferAllReduceGradsOp::verifySymbolUses(SymbolTableCollection &sym
 
 LogicalResult WaitOp::verify() {
   Operation *def = getRequest().getDefiningOp();
-  if (!def || !isa<AllReduceGradsOp, ReduceScatterGradsOp, AllGatherParamsOp, ReduceScatterUnitOp>(def))
-    return emitOpError("waits on a value that no collective of this function issued");
+  if (!def || !isa<AllReduceGradsOp, ReduceScatterGradsOp, AllGatherParamsOp, ReduceScatterUnitOp,
+                   OffloadAdamWUpdateOp>(def))
+    return emitOpError("waits on a value that no collective or offloaded update of this "
+                       "function issued");
   if (!getRequest().hasOneUse())
     return emitOpError("a request is waited on exactly once, this one has ")
            << std::distance(getRequest().use_begin(), getRequest().use_end()) << " uses";

@@ -15,7 +15,7 @@ include "mlir/IR/AttrTypeBase.td"
 
 def BmbExec_RequestType : TypeDef<BmbExec_Dialect, "Request"> {
   let mnemonic = "request";
-  let summary = "an issued collective, until its bmb_exec.wait";
+  let summary = "an issued collective or offload copy, until its bmb_exec.wait";
 }
 
 def BmbExec_AllReduceGradsOp : BmbExec_Op<"all_reduce_grads", [

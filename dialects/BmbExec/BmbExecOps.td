@@ -511,5 +511,6 @@ def BmbExec_TakeOp : BmbExec_Op<"take"> {
 
 include "BmbExecTrainOps.td"
 include "BmbExecCommOps.td"
+include "BmbExecOffloadOps.td"
 
 #endif // BMB_EXEC_OPS_TD

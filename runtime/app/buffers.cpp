@@ -56,7 +56,13 @@ ProgramBuffers::ProgramBuffers(const ProgramInfo &program, int rank, int ranks) 
     if (program.train) {
       // Zero, as the training contract wants both before the first step.
       buf_.grads = mapZeroed(bytes_[3], "gradients", program);
-      buf_.optState = mapZeroed(bytes_[4], "optimizer state", program);
+      buf_.optState = mapZeroed(bytes_[4],
+                                plan.optStateOnHost ? "offloaded optimizer state"
+                                                    : "optimizer state",
+                                program);
+      // offload = optimizer: a separate host allocation, as on a GPU (here
+      // it is the same RAM as every other role, so it saves nothing).
+      buf_.optStateOffloaded = plan.optStateOnHost;
       if (bytes_[5] > 0)
         buf_.lowParams = mapZeroed(bytes_[5], "reduced-precision weight copy", program);
       if (bytes_[6] > 0)

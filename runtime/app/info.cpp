@@ -93,6 +93,14 @@ static void printTrainInfo(FILE *out, const ProgramInfo &p) {
                t.dataTokenizer && *t.dataTokenizer ? t.dataTokenizer : "(none)");
   std::fprintf(out, "memory plan (training): grads %.2f MiB + optimizer state %.2f MiB\n",
                mib(t.gradBytes), mib(t.optStateBytes));
+  if (t.offloadOptimizer)
+    std::fprintf(out,
+                 "offload = optimizer: the optimizer state, plus an fp32 master copy of the "
+                 "params and a gradient staging (%.2f MiB on one rank, 1/N each on N ranks "
+                 "under zero = 1 or 2), is in host memory and AdamW runs on the host in "
+                 "%lld-element chunks; on --target=host that is the same RAM (no saving), on "
+                 "a GPU it leaves device memory\n",
+                 mib(2 * t.optStateBytes), (long long)t.offloadChunk);
   if (t.zeroStage == 2)
     std::fprintf(out,
                  "zero = 2: on N ranks each holds 1/N of the grads, plus %.2f MiB of gradient "

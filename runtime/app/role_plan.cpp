@@ -1,6 +1,7 @@
 //===- app/role_plan.cpp - The sizes of a program's role allocations ------===//
 #include "app/role_plan.h"
 #include "bmrt/lowp.h"
+#include "bmrt/offload.h"
 
 #include <algorithm>
 
@@ -19,6 +20,12 @@ RolePlan planRoles(const ProgramInfo &program, int rank, int ranks) {
         std::max(program.paramBytes, train->groupParamOffset + plan.part.total * elem);
     plan.bytes[3] = plan.part.gradElems * elem;
     plan.bytes[4] = train->optSlots * plan.part.optStride * elem;
+    // offload = optimizer: m, v, the fp32 master and the gradient staging,
+    // in host memory (bmrt/offload.h).
+    if (train->offloadOptimizer) {
+      plan.bytes[4] = kOffloadSlots * plan.part.optStride * elem;
+      plan.optStateOnHost = true;
+    }
     plan.bytes[5] = low_param_bytes(*train); // every rank reads all weights
     plan.bytes[6] = train->gradStagingBytes;
   }

@@ -23,6 +23,9 @@ struct RolePlan {
   /// gradient staging (zero = 2).
   int64_t bytes[7] = {0, 0, 0, 0, 0, 0, 0};
   Partition part; // training programs: this rank's (Buffers::part)
+  // offload = optimizer: role 4 is host memory (pinned on a GPU) holding the
+  // offloaded state's kOffloadSlots slots (bmrt/offload.h), not device memory.
+  bool optStateOnHost = false;
 };
 
 /// The plan of rank `rank` of `ranks` (infer programs ignore both).

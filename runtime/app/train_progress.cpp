@@ -78,6 +78,16 @@ void printTrainBanner(FILE *out, const ProgramInfo &p, const BannerInfo &b) {
                  "loss scaling: dynamic from %g (halves on overflow, doubles after %lld good "
                  "steps; --loss-scale)\n",
                  b.lossScale, (long long)t.lossScaleWindow);
+  if (t.offloadOptimizer)
+    std::fprintf(out,
+                 "offload = optimizer: the optimizer state (%.2f MiB: AdamW's m and v, the "
+                 "fp32 master params and the gradient staging of this rank's partition) is in "
+                 "host memory and AdamW runs there, %lld-element chunks on %d thread%s; %s\n",
+                 mib(b.bufferBytes[2]), (long long)t.offloadChunk, b.threads,
+                 b.threads == 1 ? "" : "s",
+                 b.offloadOnDevice ? "the GPU holds no optimizer state"
+                                   : "on the host target that is the same RAM as the params "
+                                     "and grads, so it saves no memory (it does on a GPU)");
   std::fprintf(out, "data: %s: %llu tokens for training, %llu held out\n", b.data.c_str(),
                (unsigned long long)b.trainTokens, (unsigned long long)b.evalTokens);
   std::fprintf(out, "start: %s; steps %lld..%lld, lr %g\n", b.start.c_str(),

@@ -36,6 +36,7 @@ struct BannerInfo {
   double lossScale = 0;             // fp16: the loss scale the run starts with
   int64_t lowParamBytes = 0;        // bf16/fp16: the GEMMs' weight copy
   int64_t stagingBytes = 0;         // zero = 2: the gradient staging
+  bool offloadOnDevice = false;     // offload = optimizer: a GPU's memory is what it saves
 };
 
 void printTrainBanner(FILE *out, const ProgramInfo &program, const BannerInfo &info);

@@ -29,6 +29,7 @@
 #include "bmrt/checkpoint.h"
 #include "bmrt/comm.h"
 #include "bmrt/lowp.h"
+#include "bmrt/offload.h"
 #include "bmrt/program.h"
 #include "bmrt/training.h"
 
@@ -364,6 +365,10 @@ int TrainRun::run() {
   // Mixed precision: the GEMMs read their weights from a reduced copy of
   // the params; TrainStepper refreshes it after every update.
   refresh_low_params(ctx_, buf, train_);
+  // offload = optimizer: AdamW updates the host's master copy of the
+  // partition, which starts as the params just set.
+  if (train_.offloadOptimizer)
+    offload_pull_master(ctx_, buf, train_);
   openData();
   const int64_t startStep = resumed ? resumed->state.step : 0;
   if (resumed)
@@ -389,6 +394,7 @@ int TrainRun::run() {
   banner.bufferBytes = {mem_->bytes(0), mem_->bytes(3), mem_->bytes(4)};
   banner.lowParamBytes = mem_->bytes(5);
   banner.stagingBytes = mem_->bytes(6);
+  banner.offloadOnDevice = ctx_.device != nullptr;
   banner.lossScale = flags_.lossScale > 0                        ? flags_.lossScale
                      : resumed && resumed->state.lossScale > 0 ? resumed->state.lossScale
                                                                : train_.lossScale;

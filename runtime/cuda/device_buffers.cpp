@@ -5,6 +5,7 @@
 #include "cuda/check.h"
 
 #include <cstdio>
+#include <cstring>
 
 namespace bmrt::cuda {
 
@@ -18,7 +19,9 @@ std::vector<RoleSize> plannedRoles(const ProgramInfo &program, int rank, int ran
   };
   if (program.train) {
     roles.push_back({"grads", (size_t)plan.bytes[3], "the trainable params (ZeRO: ranks)", 3});
-    roles.push_back({"optimizer state", (size_t)plan.bytes[4],
+    // offload = optimizer: the state is pinned host memory (DeviceBuffers
+    // allocates it apart), none of it on the GPU.
+    roles.push_back({"optimizer state", plan.optStateOnHost ? 0 : (size_t)plan.bytes[4],
                      "the optimizer (zero = 1 splits it over ranks)", 4});
     // Mixed precision: the trainable group's 16-bit copy (lowp.h).
     if (plan.bytes[5] > 0)
@@ -80,13 +83,27 @@ DeviceBuffers::DeviceBuffers(Device &dev, const ProgramInfo &program, int rank, 
     total_ += r.bytes;
   }
   BMRT_CUDA_CHECK(cudaStreamSynchronize(dev.compute));
+  // offload = optimizer (bmrt/offload.h): m, v, the master and the gradient
+  // staging in pinned host memory, zeroed as the training contract wants.
+  if (program.train) {
+    const RolePlan plan = planRoles(program, rank, ranks);
+    if (plan.optStateOnHost && plan.bytes[4] > 0) {
+      BMRT_CUDA_CHECK(cudaMallocHost(&buf_.optState, (size_t)plan.bytes[4]));
+      std::memset(buf_.optState, 0, (size_t)plan.bytes[4]);
+      bytes_[4] = plan.bytes[4];
+    }
+    buf_.optStateOffloaded = plan.optStateOnHost;
+  }
 }
 
 DeviceBuffers::~DeviceBuffers() {
-  for (void *p : {buf_.params, buf_.state, buf_.activations, buf_.grads, buf_.optState,
-                  buf_.lowParams, buf_.gradStaging})
+  for (void *p : {buf_.params, buf_.state, buf_.activations, buf_.grads,
+                  buf_.optStateOffloaded ? nullptr : buf_.optState, buf_.lowParams,
+                  buf_.gradStaging})
     if (p)
       cudaFree(p);
+  if (buf_.optStateOffloaded && buf_.optState)
+    cudaFreeHost(buf_.optState);
 }
 
 PinnedBuffer::PinnedBuffer(size_t bytes) : bytes_(bytes) {

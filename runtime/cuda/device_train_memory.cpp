@@ -28,10 +28,14 @@ class DeviceTrainMemory : public TrainMemory {
 public:
   DeviceTrainMemory(Device &dev, const ProgramInfo &program, int rank, int ranks)
       : dev_(dev), buffers_(dev, program, rank, ranks), params_(buffers_.bytes(0)),
-        optState_(buffers_.bytes(4)), grads_(buffers_.bytes(3)),
+        // offload = optimizer: the state is host memory already, no copy.
+        optState_(buffers_.get().optStateOffloaded ? 0 : buffers_.bytes(4)),
+        grads_(buffers_.bytes(3)),
         inputs_((size_t)(program.train->batch * program.train->seq) * sizeof(int32_t)) {
     host_.params = params_.pinned.data();
-    host_.optState = optState_.pinned.data();
+    host_.optState = buffers_.get().optStateOffloaded ? buffers_.get().optState
+                                                      : optState_.pinned.data();
+    host_.optStateOffloaded = buffers_.get().optStateOffloaded;
     host_.grads = grads_.pinned.data();
     host_.part = buffers_.get().part;
   }
@@ -94,7 +98,7 @@ private:
     std::vector<Role> out;
     if ((roles & kParams) && buffers_.bytes(0) > 0)
       out.push_back({host_.params, d.params, (size_t)buffers_.bytes(0)});
-    if ((roles & kOptState) && buffers_.bytes(4) > 0)
+    if ((roles & kOptState) && buffers_.bytes(4) > 0 && !d.optStateOffloaded)
       out.push_back({host_.optState, d.optState, (size_t)buffers_.bytes(4)});
     if ((roles & kGrads) && buffers_.bytes(3) > 0)
       out.push_back({host_.grads, d.grads, (size_t)buffers_.bytes(3)});

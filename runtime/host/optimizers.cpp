@@ -14,6 +14,7 @@
 //    loses the small ones).
 //
 //===----------------------------------------------------------------------===//
+#include "bmrt/adamw_element.h"
 #include "bmrt/training.h"
 #include "host/host_common.h"
 
@@ -49,30 +50,14 @@ void adamw_update(Context &ctx, T *params, const T *grads, T *m, T *v, int64_t n
   ProfileScope profile(ctx, KernelKind::Optimizer);
   checkBuffers("adamw_update", n, params && grads && m && v);
   checkStep("adamw_update", step);
-  // The scalars torch computes in Python (double), rounded to T once each.
-  const T decay = T(1.0 - lr * weightDecay);
-  const T b1 = T(beta1), oneMinusB1 = T(1.0 - beta1);
-  const T b2 = T(beta2), oneMinusB2 = T(1.0 - beta2);
-  const double biasCorrection1 = 1.0 - std::pow(beta1, double(step));
-  const double biasCorrection2 = 1.0 - std::pow(beta2, double(step));
-  const T negStepSize = T(-(lr / biasCorrection1));
-  const T bc2Sqrt = T(std::sqrt(biasCorrection2));
-  const T epsT = T(eps);
-  const bool decays = weightDecay != 0.0;
+  // The scalars torch computes in Python (double), rounded to T once each;
+  // the element math is bmrt/adamw_element.h's (shared with the offloaded
+  // step, bmrt/offload.h).
+  const AdamWScalars<T> s = adamw_scalars<T>(lr, beta1, beta2, eps, weightDecay, step);
 #pragma omp parallel for simd num_threads(threadCount(ctx)) schedule(static) \
     if (n >= kParallelElements)
-  for (int64_t i = 0; i < n; ++i) {
-    T p = params[i];
-    if (decays)
-      p = p * decay;
-    const T g = grads[i];
-    const T mi = m[i] * b1 + g * oneMinusB1;
-    const T vi = v[i] * b2 + (g * g) * oneMinusB2;
-    const T denom = std::sqrt(vi) / bc2Sqrt + epsT;
-    params[i] = p + negStepSize * (mi / denom);
-    m[i] = mi;
-    v[i] = vi;
-  }
+  for (int64_t i = 0; i < n; ++i)
+    adamw_element<T>(s, params[i], grads[i], m[i], v[i]);
 }
 
 template <class T>

@@ -39,6 +39,16 @@ random ids written here, runs with --deterministic and one thread per rank
            A half-written newest checkpoint (a partition file cut short) is
            skipped with a warning and the previous one is used. Partition
            files of the old param-major group are refused at --resume.
+  offload  offload = optimizer (dist_z0_off, dist_z1_off, dist_z2_off: AdamW's
+           state and update in host memory) bit for bit without it: one
+           process with --accum 2 against dist_z0 (losses, model and
+           optimizer.safetensors bytes), 2 ranks of each against one
+           process of dist_z0 --accum 2; the banner says it saves no memory
+           here. Resume across the two: 10 offloaded steps on 2 ranks
+           (ZeRO-1, per-rank optimizer files) resumed by one process
+           without offload, and 10 plain steps resumed offloaded on 2 ranks
+           under ZeRO-2, both equal to 20 straight steps. A LoRA under
+           ZeRO-1 on 2 ranks (rank 1's partition empty) equals one process.
   failure  a rank that stops (SIGSTOP) makes the others fail within
            --comm-timeout with a message naming the collective; a rank that
            is killed ends the job with a non-zero status; neither hangs.
@@ -297,6 +307,43 @@ def resize(d):
                   in err, "an old param-major checkpoint was not refused:\n" + harness.tail(err))
 
 
+OFFLOAD_BANNER = "offload = optimizer: the optimizer state"
+
+
+def offload(d):
+    ref = d.run("off-ref-accum2", "dist_z0", 0, "--accum", "2", "--steps", str(STEPS))[:2]
+    l, o, p = d.run("dist_z0_off-np1", "dist_z0_off", 0, "--accum", "2", "--steps", str(STEPS))
+    d.same("dist_z0_off, one process --accum 2 vs dist_z0", ref, (l, o))
+    if l is not None and ref[0] is not None:
+        step = "step-%07d" % STEPS
+        same = (open(os.path.join(o, "ckpt", step, "optimizer.safetensors"), "rb").read() ==
+                open(os.path.join(ref[1], "ckpt", step, "optimizer.safetensors"), "rb").read())
+        d.f.check(same, "dist_z0_off: optimizer.safetensors differs from dist_z0's (bytes)")
+        err = harness.text(p.stderr)
+        d.f.check(OFFLOAD_BANNER in err and "so it saves no memory" in err,
+                  "dist_z0_off: the banner does not say where the state is and that it saves "
+                  "nothing here:\n" + harness.tail(err))
+    for job in ("dist_z0_off", "dist_z1_off", "dist_z2_off"):
+        l, o, _ = d.run("%s-np2" % job, job, 2, "--accum", "1", "--steps", str(STEPS))
+        d.same("%s on 2 ranks vs dist_z0, one process --accum 2" % job, ref, (l, o))
+    # A LoRA: rank 1's partition is empty (no chunks to copy or update).
+    lref = d.run("off-lora-ref-accum2", "dist_lora_z0", 0, "--accum", "2",
+                 "--steps", str(STEPS))[:2]
+    l, o, _ = d.run("dist_lora_z1_off-np2", "dist_lora_z1_off", 2, "--accum", "1",
+                    "--steps", str(STEPS), "--comm-timeout", "30")
+    d.same("dist_lora_z1_off on 2 ranks vs dist_lora_z0, one process --accum 2", lref, (l, o))
+    # Offloaded on 2 ranks (per-rank files) -> one process without offload.
+    l1, o1, _ = d.run("off-np2-to-plain", "dist_z1_off", 2, "--accum", "1", "--steps", "10")
+    l2, _, _ = d.run("off-np2-to-plain", "dist_z0", 0, "--resume", "--steps", str(STEPS))
+    if l1 is not None and l2 is not None:
+        d.same("dist_z1_off 2 ranks, resumed by one process of dist_z0", ref, (l2, o1))
+    # Plain one process -> offloaded on 2 ranks under ZeRO-2.
+    l1, o1, _ = d.run("plain-to-off-np2", "dist_z0", 0, "--accum", "2", "--steps", "10")
+    l2, _, _ = d.run("plain-to-off-np2", "dist_z2_off", 2, "--resume", "--steps", str(STEPS))
+    if l1 is not None and l2 is not None:
+        d.same("dist_z0 one process, resumed offloaded on 2 ranks (zero = 2)", ref, (l2, o1))
+
+
 def rank1_pid(logs):
     """Rank 1's pid from its --rank-logs banner, once it finished a step."""
     deadline = time.time() + 60
@@ -407,12 +454,12 @@ def failure(d):
 
 
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("bitwise", "resize", "failure"):
+    if len(sys.argv) != 4 or sys.argv[1] not in ("bitwise", "resize", "failure", "offload"):
         harness.die(__doc__.split("\n\n")[1])
     mode, exedir, workdir = sys.argv[1:]
     d = Dist(exedir, workdir)
     d.f = harness.Failures("check_dist.py " + mode)
-    {"bitwise": bitwise, "resize": resize, "failure": failure}[mode](d)
+    {"bitwise": bitwise, "resize": resize, "failure": failure, "offload": offload}[mode](d)
     return d.f.exit_code()
 
 

@@ -48,7 +48,10 @@ params (master weights), gradients and optimizer state are fp32.
          must agree to skip them), one micro-batch per rank,
          --deterministic, one thread per rank, 20 steps: the same losses
          (every step) and final weights (bytes) as one process with
-         --accum 2.
+         --accum 2. The same with offload = optimizer (mixed_bf16_z1_off,
+         mixed_fp16_off: AdamW on the host's fp32 master, the 16-bit weight
+         copy refreshed from the params it copied back; fp16's skipped
+         steps skip the offloaded update too).
 """
 
 import json
@@ -327,17 +330,19 @@ def dist(fails, s, exedir):
     fp16 = ["--loss-scale", str(2**30)]
     refs = {"bf16": run("ref-accum2", "mixed_bf16", 0, 2),
             "fp16": run("ref-fp16-accum2", "mixed_fp16", 0, 2, *fp16)}
-    for job in ("mixed_bf16", "mixed_bf16_z1", "mixed_fp16"):
-        ref = refs["fp16" if job == "mixed_fp16" else "bf16"]
-        got = run(job + "-np2", job, 2, 1, *(fp16 if job == "mixed_fp16" else []))
+    for job in ("mixed_bf16", "mixed_bf16_z1", "mixed_fp16", "mixed_bf16_z1_off",
+                "mixed_fp16_off"):
+        half = job.startswith("mixed_fp16")
+        ref = refs["fp16" if half else "bf16"]
+        got = run(job + "-np2", job, 2, 1, *(fp16 if half else []))
         if ref[0] is None or got[0] is None:
             continue
         fails.check(len(got[0]) == 20 and got[0] == ref[0],
                     "%s on 2 ranks: losses differ from one process --accum 2\n  ref %s\n  got %s"
                     % (job, ref[0][-3:], got[0][-3:]))
         fails.check(got[1] == ref[1], "%s on 2 ranks: final weights differ (bytes)" % job)
-        if job == "mixed_fp16":
-            log = os.path.join(s.dir, "dist-mixed_fp16-np2", "log.jsonl")
+        if half:
+            log = os.path.join(s.dir, "dist-%s-np2" % job, "log.jsonl")
             skipped = sum(r["skipped"] for r in check_train.logged(log))
             fails.check(skipped >= 3, "fp16 on 2 ranks: %d skipped steps from 2^30" % skipped)
         if got[0] == ref[0] and got[1] == ref[1]:

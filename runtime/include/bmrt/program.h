@@ -139,6 +139,9 @@ struct Buffers {
   // GEMMs read their weights here. Refreshed from the fp32 params (the
   // master weights) after every update (bmrt::refresh_low_params).
   void *lowParams = nullptr;
+  // offload = optimizer (TrainInfo::offloadOptimizer): optState is host
+  // memory holding the offloaded state's kOffloadSlots slots (bmrt/offload.h).
+  bool optStateOffloaded = false;
 };
 
 /// Entry points: `rows` valid rows starting at absolute position `start`
@@ -307,6 +310,12 @@ struct TrainInfo {
   // The schedule's floor (a job's `min_lr`, an absolute learning rate):
   // linear and cosine decay to it instead of 0 (lr_multiplier's minRate).
   double minLr = 0;
+  // offload = optimizer (bmb-offload-optimizer; bmrt/offload.h): the
+  // optimizer state and the AdamW update are in host memory, the state
+  // allocation holds kOffloadSlots slots (m, v, the fp32 master, the
+  // gradient staging), and the step copies in chunks of offloadChunk elements.
+  bool offloadOptimizer = false;
+  int64_t offloadChunk = 0;
 };
 
 //===----------------------------------------------------------------------===//

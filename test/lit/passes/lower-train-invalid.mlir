@@ -45,8 +45,30 @@ module {
       return
     }
   }
-  // expected-error @+1 {{`offload` is not implemented yet for training; remove it (docs/distributed.md lists what is)}}
-  bmb.job @pretrain train for @M {batch = 2 : i64, seq = 4 : i64, offload = "optimizer"}
+  // expected-error @+1 {{offload = params is not implemented yet (offload = optimizer is: AdamW's state and update in host memory; docs/distributed.md)}}
+  bmb.job @pretrain train for @M {batch = 2 : i64, seq = 4 : i64, offload = "params"}
+}
+
+// -----
+
+// offload = optimizer with SGD.
+module {
+  bmb.model @M layer "M" {
+    bmb.param @w : tensor<16x8xf32> init normal(0.02)
+    func.func @loss(%tok: tensor<2x4xi32> {bmb.name = "tokens"}) -> tensor<f32> {
+      %c = arith.constant dense<0.0> : tensor<f32>
+      return %c : tensor<f32>
+    }
+    func.func @train_step(%tok: tensor<2x4xi32> {bmb.name = "tokens"}) -> tensor<f32> {
+      %c = arith.constant dense<0.0> : tensor<f32>
+      return %c : tensor<f32>
+    }
+    func.func @optimizer_step() {
+      return
+    }
+  }
+  // expected-error @+1 {{offload = optimizer updates AdamW (adamw, adam) on the host; SGD is not implemented there yet}}
+  bmb.job @pretrain train for @M {batch = 2 : i64, seq = 4 : i64, offload = "optimizer", optimizer = {kind = "sgd"}}
 }
 
 // -----

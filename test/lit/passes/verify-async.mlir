@@ -117,7 +117,7 @@ bmb_exec.program @elsewhere {
 
 bmb_exec.program @stray {
   func.func @optimizer_step(%r: !bmb_exec.request) {
-    // expected-error @below {{'bmb_exec.wait' op waits on a value that no collective of this function issued}}
+    // expected-error @below {{'bmb_exec.wait' op waits on a value that no collective or offloaded update of this function issued}}
     bmb_exec.wait %r
     return
   }
@@ -155,6 +155,139 @@ bmb_exec.program @unit {
       // expected-note @below {{its wait}}
       bmb_exec.wait %r
     }
+    return
+  }
+}
+
+// -----
+
+// The offloaded optimizer step (bmb-offload-optimizer): accepted as is.
+// CHECK-LABEL: bmb_exec.program @offload_ok
+// CHECK: %[[OUT:.*]] = bmb_exec.offload_grads_out
+// CHECK: %[[IN:.*]] = bmb_exec.offload_adamw_update %[[OUT]]
+// CHECK: bmb_exec.wait %[[IN]]
+// CHECK: bmb_exec.all_gather_params
+bmb_exec.program @offload_ok {
+  bmb_exec.param @a : memref<4xf32>
+  func.func @optimizer_step() {
+    %n = bmb_exec.grad_norm : f64
+    %c = bmb_exec.clip_coefficient %n {max_norm = 1.0 : f64} : f64
+    %s = bmb_exec.step_arg "step" : i64
+    %lr = bmb_exec.step_arg "lr" : f64
+    %out = bmb_exec.offload_grads_out {chunk = 1024 : i64}
+    %in = bmb_exec.offload_adamw_update %out [@a] lr %lr step %s scale %c {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-08 : f64, weight_decays = array<f64: 0.0>}
+    bmb_exec.wait %in
+    %g = bmb_exec.all_gather_params
+    bmb_exec.wait %g
+    bmb_exec.zero_grads
+    return
+  }
+}
+
+// -----
+
+// The all-gather reads the params while the offloaded update's copies into
+// them may still be in flight.
+bmb_exec.program @offload_gather_early {
+  bmb_exec.param @a : memref<4xf32>
+  func.func @optimizer_step() {
+    %s = bmb_exec.step_arg "step" : i64
+    %lr = bmb_exec.step_arg "lr" : f64
+    %out = bmb_exec.offload_grads_out {chunk = 1024 : i64}
+    // expected-note @below {{the copies, issued here}}
+    %in = bmb_exec.offload_adamw_update %out [@a] lr %lr step %s {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-08 : f64, weight_decays = array<f64: 0.0>}
+    // expected-error @below {{bmb-verify-async: touches the trainable params before the offloaded update's copies into them are waited for}}
+    %g = bmb_exec.all_gather_params
+    bmb_exec.wait %g
+    // expected-note @below {{its wait}}
+    bmb_exec.wait %in
+    return
+  }
+}
+
+// -----
+
+// A param read before the wait.
+bmb_exec.program @offload_read_early {
+  bmb_exec.param @a : memref<4xf32>
+  func.func @optimizer_step() {
+    %s = bmb_exec.step_arg "step" : i64
+    %lr = bmb_exec.step_arg "lr" : f64
+    %out = bmb_exec.offload_grads_out {chunk = 1024 : i64}
+    // expected-note @below {{the copies, issued here}}
+    %in = bmb_exec.offload_adamw_update %out [@a] lr %lr step %s {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-08 : f64, weight_decays = array<f64: 0.0>}
+    // expected-error @below {{bmb-verify-async: touches the trainable params before the offloaded update's copies into them are waited for}}
+    %p = bmb_exec.param_ref @a : memref<4xf32>
+    // expected-note @below {{its wait}}
+    bmb_exec.wait %in
+    return
+  }
+}
+
+// -----
+
+// The gradients zeroed while they are being copied out.
+bmb_exec.program @offload_zero_early {
+  bmb_exec.param @a : memref<4xf32>
+  func.func @optimizer_step() {
+    %s = bmb_exec.step_arg "step" : i64
+    %lr = bmb_exec.step_arg "lr" : f64
+    // expected-note @below {{the copies, issued here}}
+    %out = bmb_exec.offload_grads_out {chunk = 1024 : i64}
+    // expected-error @below {{bmb-verify-async: touches the gradients while the offloaded step copies them out}}
+    bmb_exec.zero_grads
+    // expected-note @below {{the update that waits for them}}
+    %in = bmb_exec.offload_adamw_update %out [@a] lr %lr step %s {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-08 : f64, weight_decays = array<f64: 0.0>}
+    bmb_exec.wait %in
+    return
+  }
+}
+
+// -----
+
+// A reduce-scatter of the gradients racing the copies out.
+bmb_exec.program @offload_collective_race {
+  bmb_exec.param @a : memref<4xf32>
+  func.func @optimizer_step() {
+    %s = bmb_exec.step_arg "step" : i64
+    %lr = bmb_exec.step_arg "lr" : f64
+    // expected-note @below {{the copies, issued here}}
+    %out = bmb_exec.offload_grads_out {chunk = 1024 : i64}
+    // expected-error @below {{bmb-verify-async: touches the gradients while the offloaded step copies them out}}
+    %r = bmb_exec.reduce_scatter_grads
+    bmb_exec.wait %r
+    // expected-note @below {{the update that waits for them}}
+    %in = bmb_exec.offload_adamw_update %out [@a] lr %lr step %s {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-08 : f64, weight_decays = array<f64: 0.0>}
+    bmb_exec.wait %in
+    return
+  }
+}
+
+// -----
+
+// The op verifiers: the update reads a copy of the gradients, once.
+bmb_exec.program @offload_bad_operand {
+  bmb_exec.param @a : memref<4xf32>
+  func.func @optimizer_step() {
+    %s = bmb_exec.step_arg "step" : i64
+    %lr = bmb_exec.step_arg "lr" : f64
+    %r = bmb_exec.reduce_scatter_grads
+    // expected-error @below {{'bmb_exec.offload_adamw_update' op updates from the gradients a bmb_exec.offload_grads_out copied out; this operand is not one}}
+    %in = bmb_exec.offload_adamw_update %r [@a] lr %lr step %s {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-08 : f64, weight_decays = array<f64: 0.0>}
+    return
+  }
+}
+
+// -----
+
+bmb_exec.program @offload_decays {
+  bmb_exec.param @a : memref<4xf32>
+  func.func @optimizer_step() {
+    %s = bmb_exec.step_arg "step" : i64
+    %lr = bmb_exec.step_arg "lr" : f64
+    %out = bmb_exec.offload_grads_out {chunk = 1024 : i64}
+    // expected-error @below {{'bmb_exec.offload_adamw_update' op has 1 params but 2 weight decays}}
+    %in = bmb_exec.offload_adamw_update %out [@a] lr %lr step %s {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-08 : f64, weight_decays = array<f64: 0.0, 0.1>}
     return
   }
 }

@@ -143,6 +143,27 @@ TEST(CudaBuffers, AZero2RankPlansItsPartitionOfTheGradsAndTheStaging) {
   EXPECT_EQ(roles[5].bytes, 24u);
 }
 
+// offload = optimizer: the optimizer state is pinned host memory that
+// DeviceBuffers allocates apart, so the GPU's plan has none of it.
+TEST(CudaBuffers, AnOffloadedOptimizerStateTakesNoGpuMemory) {
+  bmrt::TrainInfo train = {};
+  train.groupElems = 10;
+  train.gradBytes = 40;
+  train.optSlots = 2;
+  train.optStateBytes = 80;
+  train.zeroStage = 1;
+  train.partitionAlign = 4;
+  train.offloadOptimizer = true;
+  train.offloadChunk = 4;
+  bmrt::ProgramInfo program = {};
+  program.paramBytes = 40, program.activationBytes = 20;
+  program.train = &train;
+  auto roles = bmrt::cuda::plannedRoles(program, 1, 2);
+  ASSERT_EQ(roles.size(), 5u);
+  EXPECT_EQ(roles[3].bytes, 64u);
+  EXPECT_EQ(roles[4].bytes, 0u); // on the host: 4 slots x 8 elements x 4 bytes, pinned
+}
+
 // Shapes the device kernels refuse before launching anything.
 TEST(CudaApi, ShapeRefusalsNameTheKernelAndTheLimit) {
   bmrt::cuda::Device dev;

@@ -13,8 +13,12 @@ own implementations, never a transcription of ours:
               torch.nn.utils.clip_grad_norm_
   schedules   lr_constant / lr_linear / lr_cosine vs transformers'
               get_*_schedule_with_warmup at every step
+  offload     the offloaded step (bmrt/offload.h: gradients copied out in
+              chunks, clipped, AdamW on the host's master copy, copied back)
+              vs torch.optim.AdamW with param groups over a rank's
+              partition, and bit for bit vs the non-offloaded adamw_update
 
-usage: training_reference_test.py <libtraining_shim.so> {classifier|optimizers|clipping|schedules}
+usage: training_reference_test.py <libtraining_shim.so> {classifier|optimizers|clipping|schedules|offload}
 Tolerance: max |ours - ref| <= tol * max |ref|, tol = 1e-6 (float), 1e-12 (double).
 """
 import ctypes
@@ -41,6 +45,8 @@ def load(path):
         "training_grad_norm_squared": [INT, P, I64, P, INT, P, INT],
         "training_scale_inplace": [INT, P, I64, F64, INT, P, INT],
         "training_lr_multiplier": [INT, I64, I64, I64, F64, F64, P, P, INT],
+        "training_offload_adamw": [INT, P, P, P, I64, I64, I64, P, P, P, INT, I64, F64, F64,
+                                   F64, F64, I64, F64, INT, INT, P, INT],
     }
     for name, args in sig.items():
         fn = getattr(lib, name)
@@ -336,9 +342,100 @@ def test_schedules():
                  LIB.training_lr_multiplier, 1, 5, 0, 10, 0.5, 1.5, ctypes.byref(F64()))
 
 
+# --- offload -----------------------------------------------------------------
+
+def offload_case(dt, rng, sizes, wds, begin, end, chunk, coefs, lr=1e-2, betas=(0.9, 0.95),
+                 eps=1e-8, threads=2):
+    """One rank's offloaded AdamW over [begin, end) of a group of segments
+    (64-byte aligned, as bmb-plan-memory lays them out), len(coefs) steps,
+    each step's gradients scaled by its clip coefficient."""
+    align = 64 // np.dtype(DTYPES[dt]).itemsize
+    at, pos = [], 0
+    for n in sizes:
+        at.append(pos)
+        pos = (pos + n + align - 1) // align * align
+    total = pos
+    end = min(end, total)
+    tag = (f"offload [{DTYPES[dt].__name__}, segments {sizes}, part [{begin}, {end}) of "
+           f"{total}, chunk {chunk}, {len(coefs)} steps]")
+    p0 = rng.standard_normal(total).astype(DTYPES[dt])
+    p = p0.copy()
+    state = np.zeros(4 * (end - begin), DTYPES[dt])
+    # The non-offloaded path on a copy: scale_inplace + adamw_update per segment.
+    q = p0.copy()
+    qm, qv = np.zeros(total, DTYPES[dt]), np.zeros(total, DTYPES[dt])
+    # torch: one param per segment's part of the partition, its own group.
+    refs, groups = [], []
+    for a, n, wd in zip(at, sizes, wds):
+        lo, hi = max(a, begin), min(a + n, end)
+        if lo < hi:
+            refs.append((lo, hi, torch.nn.Parameter(torch.from_numpy(p0[lo:hi].copy()))))
+            groups.append({"params": [refs[-1][2]], "weight_decay": wd})
+    opt = torch.optim.AdamW(groups, lr=lr, betas=betas, eps=eps)
+    a_arr, n_arr = np.array(at, np.int64), np.array(sizes, np.int64)
+    wd_arr = np.array(wds, np.float64)
+    for step, coef in enumerate(coefs, start=1):
+        g = (rng.standard_normal(total) * 10.0 ** rng.uniform(-3, 0)).astype(DTYPES[dt])
+        g_device = g.copy()  # the "device" gradients (the call reads them, never scales them)
+        call(LIB.training_offload_adamw, dt, ptr(p), ptr(g_device), ptr(state), total, begin,
+             end, ptr(a_arr), ptr(n_arr), ptr(wd_arr), len(sizes), chunk, lr, betas[0],
+             betas[1], eps, step, coef, 1, threads)
+        expect(f"{tag} step {step}: the device gradients are left as they were",
+               np.array_equal(g_device, g))
+        gq = g.copy()
+        if coef < 1.0:
+            call(LIB.training_scale_inplace, dt, ptr(gq), total, coef, threads)
+        for a, n, wd in zip(at, sizes, wds):
+            lo, hi = max(a, begin), min(a + n, end)
+            if lo < hi:
+                call(LIB.training_adamw, dt, ptr(q[lo:]), ptr(gq[lo:]), ptr(qm[lo:]),
+                     ptr(qv[lo:]), hi - lo, lr, betas[0], betas[1], eps, wd, step, threads)
+        for lo, hi, ref in refs:
+            # clip_grad_norm_ multiplies the gradients by the coefficient.
+            ref.grad = torch.from_numpy(g[lo:hi].copy()) * min(coef, 1.0)
+        opt.step()
+    for lo, hi, ref in refs:
+        check(f"{tag} params [{lo}, {hi})", p[lo:hi], ref, TOL[dt])
+        st = opt.state[ref]
+        check(f"{tag} exp_avg [{lo}, {hi})", state[lo - begin:hi - begin], st["exp_avg"],
+              TOL[dt])
+        n = end - begin
+        check(f"{tag} exp_avg_sq [{lo}, {hi})", state[n + lo - begin:n + hi - begin],
+              st["exp_avg_sq"], TOL[dt])
+    outside = np.concatenate([np.arange(0, begin), np.arange(end, total)]).astype(np.int64)
+    expect(f"{tag} params outside the partition untouched",
+           np.array_equal(p[outside], p0[outside]))
+    expect(f"{tag} bit for bit the non-offloaded adamw_update", np.array_equal(p, q))
+    n = end - begin
+    expect(f"{tag} m, v bit for bit the non-offloaded ones",
+           np.array_equal(state[:n], qm[begin:end]) and
+           np.array_equal(state[n:2 * n], qv[begin:end]))
+
+
+def test_offload():
+    for dt in (0, 1):
+        rng = np.random.default_rng(41 + dt)
+        sizes, wds = [1000, 7, 70001, 4096], [0.1, 0.0, 0.1, 0.0]
+        # One rank (the whole group); two ranks' partitions; chunks smaller
+        # than a segment, crossing segment ends, and larger than the group.
+        for begin, end in ((0, 1 << 40), (0, 40000), (40000, 1 << 40)):
+            for chunk in (4096, 999, 1 << 20):
+                offload_case(dt, rng, sizes, wds, begin, end, chunk, [1.0, 0.37, 1.0])
+        offload_case(dt, rng, [513], [0.01], 0, 1 << 40, 100, [0.5] * 4, threads=1)
+        x = np.zeros(16, DTYPES[dt])  # 4 slots of a 4-element partition
+        one = np.array([0], np.int64), np.array([4], np.int64), np.array([0.0])
+        expect_error("offload without the offloaded state", "did not allocate",
+                     LIB.training_offload_adamw, dt, ptr(x), ptr(x), ptr(x), 4, 0, 4,
+                     ptr(one[0]), ptr(one[1]), ptr(one[2]), 1, 4, 1e-3, 0.9, 0.999, 1e-8, 1,
+                     1.0, 0, 2)
+        expect_error("offload chunk 0", "chunk of 0", LIB.training_offload_adamw, dt, ptr(x),
+                     ptr(x), ptr(x), 4, 0, 4, ptr(one[0]), ptr(one[1]), ptr(one[2]), 1, 0,
+                     1e-3, 0.9, 0.999, 1e-8, 1, 1.0, 1, 2)
+
+
 if __name__ == "__main__":
     parts = {"classifier": test_classifier, "optimizers": test_optimizers,
-             "clipping": test_clipping, "schedules": test_schedules}
+             "clipping": test_clipping, "schedules": test_schedules, "offload": test_offload}
     if len(sys.argv) != 3 or sys.argv[2] not in parts:
         sys.exit(__doc__)
     torch.set_num_threads(1)

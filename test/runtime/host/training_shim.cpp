@@ -8,10 +8,12 @@
 // checked from Python too.
 //
 //===----------------------------------------------------------------------===//
+#include "bmrt/offload.h"
 #include "bmrt/training.h"
 
 #include <cstdio>
 #include <exception>
+#include <vector>
 
 #include "shim_common.h"
 
@@ -116,6 +118,47 @@ int training_scale_inplace(int dtype, void *x, int64_t n, double s, int threads,
     byDtype(dtype, [&](auto zero) {
       using T = decltype(zero);
       scale_inplace<T>(ctx, (T *)x, n, s);
+    });
+  });
+}
+
+// The offloaded step (bmrt/offload.h) over one rank's partition [begin, end)
+// of a group of `total` elements: `params` and `grads` are the whole group,
+// `state` the rank's kOffloadSlots slots of (end - begin) elements (m and v
+// in slots 0 and 1 persist between calls; the master is pulled from the
+// params first, as the app does after writing them). Segments: at[i], n[i],
+// wd[i] in group order. withState = 0 calls the update without the
+// offloaded state (its error path).
+int training_offload_adamw(int dtype, void *params, void *grads, void *state, int64_t total,
+                           int64_t begin, int64_t end, const int64_t *at, const int64_t *n,
+                           const double *wd, int numSegments, int64_t chunk, double lr,
+                           double beta1, double beta2, double eps, int64_t step,
+                           double gradScale, int withState, int threads, char *err,
+                           int errLen) {
+  return guarded(err, errLen, [&] {
+    Context ctx = makeContext(threads);
+    Buffers buf;
+    buf.params = params;
+    buf.grads = grads;
+    buf.optState = state;
+    buf.optStateOffloaded = withState != 0;
+    buf.part.begin = begin;
+    buf.part.end = end;
+    buf.part.size = buf.part.optStride = end - begin;
+    buf.part.total = buf.part.gradElems = total;
+    std::vector<OffloadSegment> segs;
+    for (int i = 0; i < numSegments; ++i)
+      segs.push_back({at[i], n[i], wd[i]});
+    byDtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      TrainInfo train{};
+      train.groupElems = total;
+      train.gradBytes = total * (int64_t)sizeof(T);
+      offload_pull_master(ctx, buf, train);
+      OffloadRequest out = offload_grads_out<T>(ctx, buf, chunk);
+      OffloadRequest in = offload_adamw_update<T>(ctx, buf, out, 0, segs.data(), numSegments,
+                                                  lr, beta1, beta2, eps, step, gradScale);
+      offload_wait(ctx, in);
     });
   });
 }

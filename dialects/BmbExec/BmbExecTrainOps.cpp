@@ -155,7 +155,7 @@ LogicalResult AttentionGradOp::verify() {
 LogicalResult RotaryGradOp::verify() {
   if (getDy().getType() != getDx().getType())
     return emitOpError("dx must have dy's type");
-  if (getHeads() * getHeadDim() > lastDim(getDy().getType()))
+  if ((int64_t)(getHeads() * getHeadDim()) > lastDim(getDy().getType()))
     return emitOpError("heads x head_dim exceeds the row");
   return success();
 }

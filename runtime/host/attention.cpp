@@ -37,8 +37,8 @@
 
 #ifdef __AVX512F__
 #define BMRT_ATTENTION_AVX512 1
-#include <immintrin.h>
 #endif
+#include "host/avx512.h"
 
 namespace bmrt {
 namespace {

@@ -26,16 +26,7 @@
 
 #include <algorithm>
 
-#ifdef __AVX512F__
-// GCC 12's _mm512_reduce_add_ps inlines _mm512_extractf64x4_pd, whose
-// _mm256_undefined_pd() operand trips -Wuninitialized (GCC bug 105593,
-// fixed in GCC 13). The state at the header's lines is what counts.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-#endif
+#include "host/avx512.h"
 
 namespace bmrt {
 namespace host {

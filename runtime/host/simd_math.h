@@ -8,8 +8,9 @@
 #ifndef BMRT_HOST_SIMD_MATH_H
 #define BMRT_HOST_SIMD_MATH_H
 
+#include "host/avx512.h"
+
 #ifdef __AVX512F__
-#include <immintrin.h>
 
 namespace bmrt::host {
 

@@ -269,7 +269,7 @@ SafetensorsFile::SafetensorsFile(SafetensorsFile &&other) noexcept
 
 SafetensorsFile::~SafetensorsFile() {
   if (map_)
-    munmap((void *)map_, size_);
+    munmap(const_cast<uint8_t *>(map_), size_);
 }
 
 // Once a tensor is converted its file pages are not needed: dropping them

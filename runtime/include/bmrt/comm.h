@@ -25,6 +25,10 @@
 //     counts[size()-1] elements, rank q's piece at counts[0] + ... +
 //     counts[q-1]; afterwards piece rank() is the sum over ranks of that
 //     piece; the other pieces are unspecified.
+//   allGatherv(buf, counts): the gather of such pieces (ZeRO-3's per-unit
+//     gather of the params): piece rank() of buf is this rank's input;
+//     afterwards every piece holds its owner's input. Copies only, so it is
+//     exact in any mode.
 //   allReduce(buf, n): sum over ranks, in place, on every rank.
 //   broadcast(buf, n, root): root's buffer on every rank.
 //
@@ -79,6 +83,8 @@ public:
   /// `counts` holds size() entries and is copied at issue. Backends without
   /// it (NCCL, for now) fail naming the collective: this default.
   virtual CommHandle reduceScatterv(void *buf, const int64_t *counts, DType dtype);
+  /// Likewise: `counts` holds size() entries, copied at issue; NCCL fails.
+  virtual CommHandle allGatherv(void *buf, const int64_t *counts, DType dtype);
   virtual CommHandle broadcast(void *buf, int64_t n, DType dtype, int root) = 0;
   /// Blocks until the collective is done; fails (bmrt::Error) on timeout or
   /// a backend error, naming the collective.

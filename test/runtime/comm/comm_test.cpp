@@ -151,6 +151,24 @@ TEST(SingleComm, ReduceScatterInPiecesIsTheIdentity) {
   EXPECT_THROW(comm->reduceScatterv(nullptr, counts, DType::F32), Error);
 }
 
+TEST(SingleComm, AllGatherInPiecesIsTheIdentity) {
+  auto comm = makeSingleComm({});
+  auto f = randomValues<float>(37, 5), f0 = f;
+  const int64_t counts[1] = {37};
+  comm->wait(comm->allGatherv(f.data(), counts, DType::F32));
+  EXPECT_EQ(f, f0);
+  const int64_t negative[1] = {-1};
+  try {
+    comm->allGatherv(f.data(), negative, DType::F32);
+    FAIL() << "a negative count must fail";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("all-gather in per-rank pieces: negative count -1"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(comm->allGatherv(nullptr, counts, DType::F32), Error);
+}
+
 // A backend without per-rank pieces (NCCL, for now) refuses them by name.
 TEST(Comm, ReduceScatterInPiecesFailsWhereNotImplemented) {
   struct Bare final : Comm {
@@ -173,6 +191,15 @@ TEST(Comm, ReduceScatterInPiecesFailsWhereNotImplemented) {
   } catch (const Error &e) {
     EXPECT_NE(std::string(e.what()).find("rank 1: the bare backend has no reduce-scatter in "
                                          "per-rank pieces yet, which zero = 2 needs"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    bare.allGatherv(x, counts, DType::F32);
+    FAIL() << "the default allGatherv must fail";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1: the bare backend has no all-gather in "
+                                         "per-rank pieces yet, which zero = 3 needs"),
               std::string::npos)
         << e.what();
   }

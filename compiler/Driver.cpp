@@ -251,14 +251,19 @@ void printMemoryPlan(mlir::bmb::exec::ProgramOp program, llvm::raw_ostream &os) 
        << llvm::right_justify(mlir::bmb::formatBytes(n), 12) << "  (" << n << " bytes)\n";
   };
   os << "\nmemory plan of '" << program.getSymName() << "' (one allocation per role):\n";
-  row("params", params);
-  // zero = 2: the backward's staging of one unit at a time (the grads row
-  // is the whole group here; the runtime keeps only a rank's partition).
+  // zero = 3: the params as well (the trainable group's part: 1/N), plus
+  // the staging each unit is gathered into.
+  int64_t paramStaging = bytes(program, "param_staging_bytes");
+  row(paramStaging ? "params (1 rank; N: 1/N)" : "params", params);
+  if (paramStaging)
+    row("params staging (zero = 3)", paramStaging);
+  // zero = 2 and 3: the backward's staging of one unit at a time (the grads
+  // row is the whole group here; the runtime keeps only a rank's partition).
   int64_t staging = bytes(program, "grad_staging_bytes");
   if (train) {
     row(staging ? "grads (1 rank; N: 1/N)" : "grads", grads);
     if (staging)
-      row("grads staging (zero = 2)", staging);
+      row(paramStaging ? "grads staging (zero = 3)" : "grads staging (zero = 2)", staging);
     row("optimizer state", optState);
     if (lowCopy)
       row((precision.getValue() + " weight copy").str(), lowCopy);
@@ -268,7 +273,7 @@ void printMemoryPlan(mlir::bmb::exec::ProgramOp program, llvm::raw_ostream &os) 
   for (auto f : program.getOps<mlir::func::FuncOp>())
     row(("activations of " + f.getName()).str(), bytes(f, "activation_bytes"));
   row("activations (shared)", act);
-  row("peak", params + state + grads + staging + optState + lowCopy + act);
+  row("peak", params + paramStaging + state + grads + staging + optState + lowCopy + act);
 }
 
 int usage(const std::string &message) {
@@ -537,8 +542,17 @@ int bmb::driverMain(int argc, char **argv) {
                       "in fp64 (precision = fp64); build it with --target=host\n";
       return kExitNotImplemented;
     }
-    // ZeRO-2's per-unit reduce-scatter and its staging exist on the host
-    // only (bmrt::reduce_scatter_unit; NCCL has no per-rank pieces yet).
+    // ZeRO-3's per-unit gather of the params (bmrt::gather_unit) and
+    // ZeRO-2's per-unit reduce-scatter, with their staging, exist on the
+    // host only (NCCL has no per-rank pieces yet).
+    bool zero3 = false;
+    module->walk([&](mlir::bmb::exec::GatherUnitOp) { zero3 = true; });
+    if (zero3) {
+      llvm::errs() << "bmbc: error: the cuda target has no zero = 3 yet (the per-layer "
+                      "gather of partitioned params is host-only); use zero = 0 or 1, or "
+                      "build it with --target=host\n";
+      return kExitNotImplemented;
+    }
     bool zero2 = false;
     module->walk([&](mlir::bmb::exec::ReduceScatterUnitOp) { zero2 = true; });
     if (zero2) {

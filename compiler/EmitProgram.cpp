@@ -71,12 +71,31 @@ void Emitter::emitParamsAndState() {
                                                     : "")
        << "\n";
   }
-  os << "};\n\nParams paramsOf(const Buffers &buf) {\n  char *base = (char *)buf.params;\n"
-     << "  Params p;\n";
-  for (auto p : program.getOps<ParamOp>())
+  // zero = 3: the trainable params are read from the param staging (unit
+  // 0 and one layer of each repeat, gathered one unit at a time; every
+  // layer of a stacked param at its staging_offset); the params allocation
+  // holds the frozen ones and the rank's partition, which only the
+  // optimizer step touches.
+  const bool stagedParams = train && stagesParams();
+  os << "};\n\nParams paramsOf(const Buffers &buf) {\n  char *base = (char *)buf.params;\n";
+  if (stagedParams)
+    os << "  if (!buf.paramStaging)\n"
+       << "    fail(\"this zero = 3 program needs Buffers::paramStaging, which the app did not "
+          "allocate\");\n"
+       << "  char *staged = (char *)buf.paramStaging;\n";
+  os << "  Params p;\n";
+  for (auto p : program.getOps<ParamOp>()) {
+    const bool staged = stagedParams && p.getGradOffset();
+    if (staged && !p.getStagingOffset()) {
+      error(p, "emission: a zero = 3 program's trainable param has no staging_offset (run "
+               "bmb-plan-memory)");
+      return;
+    }
     os << "  p." << cIdent(p.getSymName()) << " = ("
-       << cType(cast<MemRefType>(p.getType()).getElementType()) << " *)(base + "
-       << *p.getOffset() << ");\n";
+       << cType(cast<MemRefType>(p.getType()).getElementType()) << " *)("
+       << (staged ? "staged + " : "base + ")
+       << (staged ? *p.getStagingOffset() : *p.getOffset()) << ");\n";
+  }
   os << "  return p;\n}\n\n";
   os << "// ---- Persistent state (the KV cache): byte offsets into the state allocation.\n"
      << "struct State {\n";
@@ -224,7 +243,11 @@ void Emitter::emitOp(Operation *op) {
     return declare(i.getResult(), *i.getOffset(), " input '" + i.getName().str() + "'");
   if (auto p = dyn_cast<ParamRefOp>(op)) {
     std::string base = "P." + cIdent(p.getParam());
-    names[p.getResult()] = p.getLayer() ? "(" + base + " + " + name(p.getLayer()) + " * " +
+    // zero = 3: every layer of a trainable param is gathered into the same
+    // place of the staging.
+    auto param = program.lookupSymbol<ParamOp>(p.getParamAttr().getAttr());
+    const bool staged = train && stagesParams() && param && param.getGradOffset();
+    names[p.getResult()] = p.getLayer() && !staged ? "(" + base + " + " + name(p.getLayer()) + " * " +
                                               layerStrideElems(p.getParamAttr()) + ")"
                                         : base;
     return;

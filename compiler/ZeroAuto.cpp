@@ -13,8 +13,10 @@
 // step (an all-reduce is a reduce-scatter plus an all-gather), so ZeRO-1 is
 // nearly free and comes second; ZeRO-2 moves them too, but in one
 // reduce-scatter per unit that the backward waits for (not overlapped), so
-// it comes third; recomputing the checkpointed layers costs about a third
-// of a step, so checkpointing comes last (again zero = 0, 1, 2).
+// it comes third; ZeRO-3 adds an all-gather of every layer's params in the
+// forward and again in the backward (each waited for), so it comes fourth;
+// recomputing the checkpointed layers costs about a third of a step, so
+// checkpointing comes last (again zero = 0, 1, 2, 3).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/ZeroAuto.h"
@@ -106,10 +108,15 @@ LogicalResult measure(ModuleOp module, StringRef jobName, int64_t ranks, Candida
       size = ((elems + ranks - 1) / ranks + align - 1) / align * align;
       total = size * ranks;
     }
-    c.params = std::max(intAttr(program, "param_bytes"),
-                        intAttr(program, "group_param_offset") + total * elemBytes);
-    // zero = 2: the partition only, plus the backward's staging of one unit.
-    c.grads = c.zero == 2 ? (ranks > 1 ? size : elems) * elemBytes +
+    // zero = 3: the frozen params and the partition, plus the staging the
+    // units are gathered into.
+    c.params = c.zero == 3 ? intAttr(program, "group_param_offset") +
+                                 (ranks > 1 ? size : elems) * elemBytes +
+                                 intAttr(program, "param_staging_bytes")
+                           : std::max(intAttr(program, "param_bytes"),
+                                      intAttr(program, "group_param_offset") + total * elemBytes);
+    // zero = 2 and 3: the partition only, plus the backward's staging of one unit.
+    c.grads = c.zero >= 2 ? (ranks > 1 ? size : elems) * elemBytes +
                                 intAttr(program, "grad_staging_bytes")
                           : total * elemBytes;
     c.optState = slots * size * elemBytes;
@@ -163,20 +170,20 @@ LogicalResult mlir::bmb::resolveZeroAuto(ModuleOp module, llvm::raw_ostream &not
     auto model = SymbolTable::lookupNearestSymbolFrom<ModelOp>(job, job.getModelAttr());
     if (!model)
       return job.emitError("zero = auto: the job's model is missing");
-    std::vector<Candidate> candidates = {{0, {}}, {1, {}}, {2, {}}};
+    std::vector<Candidate> candidates = {{0, {}}, {1, {}}, {2, {}}, {3, {}}};
     if (!settings.get("checkpoint")) {
       std::vector<std::string> repeats = repeatPaths(model);
       if (!repeats.empty())
-        for (int64_t zero : {0, 1, 2})
+        for (int64_t zero : {0, 1, 2, 3})
           candidates.push_back({zero, repeats});
     }
     std::vector<Candidate> measured;
     for (Candidate &c : candidates) {
       std::string why;
       bool compiled = succeeded(measure(module, job.getSymName(), ranks, c, why));
-      // zero = 2 needs a backward that finishes one unit at a time
-      // (bmb-zero says why not); the other plans remain.
-      if (!compiled && c.zero == 2)
+      // zero = 2 and 3 need a backward that finishes one unit at a time,
+      // and zero = 3 fp32 (bmb-zero says why not); the other plans remain.
+      if (!compiled && c.zero >= 2)
         continue;
       if (!compiled)
         return emitError(settingLoc(job, "zero"), "zero = auto: the candidate ")
@@ -206,8 +213,8 @@ LogicalResult mlir::bmb::resolveZeroAuto(ModuleOp module, llvm::raw_ostream &not
                            << gib(best.total()) << " (params " << gib(best.params)
                            << ", grads " << gib(best.grads) << ", optimizer state "
                            << gib(best.optState) << ", activations " << gib(best.activations)
-                           << "); raise memory or ranks (zero = 3 and offload, which "
-                              "would need less, are not implemented yet)";
+                           << "); raise memory or ranks (offload, which would need less, "
+                              "is not implemented yet)";
   }
   return success();
 }

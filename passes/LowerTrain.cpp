@@ -191,6 +191,14 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
     pendingRequests.push_back(issue);
     return success();
   }
+  if (auto g = dyn_cast<ParamGatherUnitOp>(op)) {
+    // ZeRO-3: the unit's params from every rank's partition into the
+    // staging, waited for at once: the reads that follow need them.
+    Value layer = g.getLayer() ? lookup(g.getLayer()) : Value();
+    auto issue = b.create<ex::GatherUnitOp>(g.getLoc(), requestType(), g.getParamsAttr(), layer);
+    b.create<ex::WaitOp>(g.getLoc(), issue);
+    return success();
+  }
   if (auto r = dyn_cast<GradReduceScatterUnitOp>(op)) {
     // ZeRO-2: the unit's staged gradients, summed over ranks into the
     // rank's partition, before the backward stages the next unit there.
@@ -656,9 +664,11 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
   }
   int64_t optSlots = optKind == "adamw" ? 2 : momentum != 0 ? 1 : 0;
   // bmb-zero left its mark on @optimizer_step (stage 1: a partitioned
-  // step) or on the backward (stage 2: per-unit reduce-scatters).
+  // step) or on the backward (stage 2: per-unit reduce-scatters; stage 3:
+  // per-unit gathers of the params as well).
   int64_t zeroStage = optStep.getOps<GradReduceScatterOp>().empty() ? 0 : 1;
   trainStep.walk([&](GradReduceScatterUnitOp) { zeroStage = 2; });
+  trainStep.walk([&](ParamGatherUnitOp) { zeroStage = 3; });
   auto str = [&](DictionaryAttr d, StringRef key) {
     auto s = d ? d.getAs<StringAttr>(key) : StringAttr();
     return b.getStringAttr(s ? s.getValue() : "");

@@ -27,7 +27,9 @@
 // allocation (`grad_staging_bytes`, each param's `staging_offset`): the
 // params outside repeats and one layer of each repeat, where the backward
 // writes a unit's gradients before they are reduce-scattered into the
-// partition. Their activations are
+// partition. zero = 3 programs get a param staging of the same layout
+// (`param_staging_bytes`), where each unit's params are gathered from the
+// ranks' partitions and read. Their activations are
 // planned like any entry's: the forward_backward entry holds the forward
 // and the backward, so a saved activation (a stacked `[count, ...]` buffer
 // written in the forward loop, read in the backward loop) is live from the
@@ -235,7 +237,7 @@ struct PlanMemoryPass : mlir::bmb::impl::PlanMemoryPassBase<PlanMemoryPass> {
       }
       SmallVector<int64_t> unitBounds; // bytes into the group
       auto stage = train ? train.getAs<IntegerAttr>("zero_stage") : IntegerAttr();
-      const bool staged = stage && stage.getInt() == 2;
+      const bool staged = stage && stage.getInt() >= 2;
       int64_t stagingBytes = 0;
       grads = layOutGroup(group, unitBounds, stagingBytes,
                           [&](ParamOp p, int64_t at, int64_t stride, int64_t stagingAt) {
@@ -276,6 +278,8 @@ struct PlanMemoryPass : mlir::bmb::impl::PlanMemoryPassBase<PlanMemoryPass> {
         program->setAttr("group_units", b.getDenseI64ArrayAttr(units));
         if (staged)
           program->setAttr("grad_staging_bytes", b.getI64IntegerAttr(stagingBytes));
+        if (stage && stage.getInt() == 3)
+          program->setAttr("param_staging_bytes", b.getI64IntegerAttr(stagingBytes));
       }
     });
   }

@@ -1,8 +1,9 @@
 //===- VerifyAsync.cpp - Nothing touches a collective's buffers in flight --===//
 //
 // bmb-verify-async (docs/distributed.md; DESIGN decision 5). A collective
-// (bmb_exec.all_reduce_grads, reduce_scatter_grads, all_gather_params, and
-// zero = 2's reduce_scatter_unit of a staged unit) owns
+// (bmb_exec.all_reduce_grads, reduce_scatter_grads, all_gather_params,
+// zero = 2's reduce_scatter_unit of a staged unit, zero = 3's gather_unit)
+// owns
 // its buffers from its issue to its bmb_exec.wait: the progress thread (a
 // comm stream on a GPU) reads and writes them meanwhile. This pass checks,
 // per entry function, that
@@ -20,6 +21,12 @@
 // order instead (verifyDeferred): nothing after the issue touches what it
 // owns, each loop iteration touches only the layer it issues, nothing
 // before the wait touches the gradients, and a wait exists.
+//
+// zero = 3 programs read every trainable param from the staging that
+// bmb_exec.gather_unit fills, one unit at a time, so each read must come
+// after the wait of its unit's gather, with no other gather of that unit in
+// between (verifyGathered): a layer's read in the same loop iteration (the
+// same layer value), unit 0's anywhere after its gather in the entry.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/BmbExec/BmbExecOps.h"
@@ -42,11 +49,14 @@ namespace {
 enum class Role { Grads, Params };
 
 bool isCollective(Operation *op) {
-  return isa<AllReduceGradsOp, ReduceScatterGradsOp, AllGatherParamsOp, ReduceScatterUnitOp>(op);
+  return isa<AllReduceGradsOp, ReduceScatterGradsOp, AllGatherParamsOp, ReduceScatterUnitOp,
+             GatherUnitOp>(op);
 }
 
 /// The role a collective owns.
-Role ownedBy(Operation *op) { return isa<AllGatherParamsOp>(op) ? Role::Params : Role::Grads; }
+Role ownedBy(Operation *op) {
+  return isa<AllGatherParamsOp, GatherUnitOp>(op) ? Role::Params : Role::Grads;
+}
 
 /// Whether `op` (not a collective) touches `role`.
 bool touches(Operation *op, Role role) {
@@ -98,9 +108,60 @@ struct VerifyAsyncPass : mlir::bmb::impl::VerifyAsyncPassBase<VerifyAsyncPass> {
     getOperation().walk([&](func::FuncOp f) {
       if (failed(verifyDeferred(f)))
         ok = false;
+      if (failed(verifyGathered(f)))
+        ok = false;
     });
     if (!ok)
       signalPassFailure();
+  }
+
+  /// zero = 3: every read of a trainable param follows the wait of its
+  /// unit's gather (the same layer value), in program order, with no gather
+  /// of that param in flight or overwriting it since.
+  LogicalResult verifyGathered(func::FuncOp f) {
+    auto program = f->getParentOfType<ProgramOp>();
+    auto train = program ? program->getAttrOfType<DictionaryAttr>("train") : DictionaryAttr();
+    auto stage = train ? train.getAs<IntegerAttr>("zero_stage") : IntegerAttr();
+    if (!stage || stage.getInt() != 3)
+      return success();
+    // Param name -> the layer value of its gathered unit (null: unit 0),
+    // set at a gather's wait; a gather's issue takes its params out.
+    DenseMap<StringRef, std::pair<Value, Operation *>> ready;
+    WalkResult r = f.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (auto g = dyn_cast<GatherUnitOp>(op)) {
+        for (Attribute a : g.getParams())
+          ready.erase(cast<FlatSymbolRefAttr>(a).getValue());
+        return WalkResult::advance();
+      }
+      if (auto w = dyn_cast<WaitOp>(op)) {
+        if (auto g = w.getRequest().getDefiningOp<GatherUnitOp>())
+          for (Attribute a : g.getParams())
+            ready[cast<FlatSymbolRefAttr>(a).getValue()] = {g.getLayer(), g};
+        return WalkResult::advance();
+      }
+      auto ref = dyn_cast<ParamRefOp>(op);
+      if (!ref)
+        return WalkResult::advance();
+      auto p = program.lookupSymbol<ParamOp>(ref.getParam());
+      if (!p || p.getFrozen())
+        return WalkResult::advance(); // frozen params stay whole
+      auto it = ready.find(ref.getParam());
+      if (it == ready.end()) {
+        ref.emitError("bmb-verify-async: reads @")
+            << ref.getParam()
+            << " (zero = 3) before its unit's gather has been waited for";
+        return WalkResult::interrupt();
+      }
+      if (it->second.first != ref.getLayer()) {
+        InFlightDiagnostic d = ref.emitError("bmb-verify-async: reads @")
+                               << ref.getParam()
+                               << " (zero = 3) at another layer than its unit's gather";
+        d.attachNote(it->second.second->getLoc()) << "the gather";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return failure(r.wasInterrupted());
   }
 
   /// Whether `defer` hands over layer 0 of params that all have one layer:

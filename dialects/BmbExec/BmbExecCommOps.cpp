@@ -64,7 +64,8 @@ LogicalResult DeferAllReduceGradsOp::verifySymbolUses(SymbolTableCollection &sym
 
 LogicalResult WaitOp::verify() {
   Operation *def = getRequest().getDefiningOp();
-  if (!def || !isa<AllReduceGradsOp, ReduceScatterGradsOp, AllGatherParamsOp, ReduceScatterUnitOp>(def))
+  if (!def || !isa<AllReduceGradsOp, ReduceScatterGradsOp, AllGatherParamsOp, ReduceScatterUnitOp,
+                    GatherUnitOp>(def))
     return emitOpError("waits on a value that no collective of this function issued");
   if (!getRequest().hasOneUse())
     return emitOpError("a request is waited on exactly once, this one has ")

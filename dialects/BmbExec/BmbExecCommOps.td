@@ -150,6 +150,28 @@ def BmbExec_AddUnitGradsOp : BmbExec_Op<"add_unit_grads"> {
   let assemblyFormat = "$params (`layer` $layer^)? attr-dict";
 }
 
+def BmbExec_GatherUnitOp : BmbExec_Op<"gather_unit"> {
+  let summary = "ZeRO-3: issues the all-gather of one unit's params into the staging (Comm::allGatherv)";
+  let description = [{
+    In the entries of a zero = 3 program, before the unit's params are
+    read: the rank copies its piece of the unit (the unit's intersection
+    with its partition of the group, possibly empty) from its partition of
+    the params into the unit's place in the param staging allocation, and
+    the pieces of all ranks are all-gathered there (bmrt::gather_unit).
+    Every read of a trainable param (`bmb_exec.param_ref`) reads the
+    staging, so it must follow the wait of its unit's gather in the same
+    iteration (bmb-verify-async).
+
+    ```mlir
+    %g = bmb_exec.gather_unit [@h.fc.w, @h.fc.b] layer %i
+    bmb_exec.wait %g
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$params, Optional<Index>:$layer);
+  let results = (outs BmbExec_RequestType:$request);
+  let assemblyFormat = "$params (`layer` $layer^)? attr-dict";
+}
+
 def BmbExec_WaitOp : BmbExec_Op<"wait"> {
   let summary = "blocks until an issued collective is done (Comm::wait)";
   let arguments = (ins BmbExec_RequestType:$request);

@@ -7,7 +7,10 @@
 // optimizer state of those only, slot k at k * part.optStride. Under
 // zero = 2 the grads allocation holds only the partition (element e at
 // grads[e - part.gradsFrom]), filled unit by unit during the backward by
-// reduce_scatter_unit and add_unit_grads.
+// reduce_scatter_unit and add_unit_grads. Under zero = 3 the params
+// allocation's group span holds only the partition too (element e at
+// e - part.paramsFrom); gather_unit copies a unit's pieces of every rank
+// into Buffers::paramStaging, where the entries read them.
 //
 // The gradient norm is where determinism across world sizes is won or lost:
 // a sum of squares split differently over ranks or threads rounds
@@ -70,7 +73,7 @@ void adamw_update_part(Context &ctx, const Buffers &buf, int64_t groupParamOffse
   T *params = (T *)((char *)buf.params + groupParamOffset);
   T *m = (T *)buf.optState + (lo - buf.part.begin);
   const T *g = (const T *)buf.grads + (lo - buf.part.gradsFrom);
-  adamw_update<T>(ctx, params + lo, g, m, m + buf.part.optStride, hi - lo, lr, beta1, beta2, eps,
+  adamw_update<T>(ctx, params + (lo - buf.part.paramsFrom), g, m, m + buf.part.optStride, hi - lo, lr, beta1, beta2, eps,
                   weightDecay, step);
 }
 
@@ -84,7 +87,7 @@ void sgd_update_part(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
   T *params = (T *)((char *)buf.params + groupParamOffset);
   T *momentumBuf = momentum != 0.0 ? (T *)buf.optState + (lo - buf.part.begin) : nullptr;
   const T *g = (const T *)buf.grads + (lo - buf.part.gradsFrom);
-  sgd_update<T>(ctx, params + lo, g, momentumBuf, hi - lo, lr, momentum, weightDecay, step);
+  sgd_update<T>(ctx, params + (lo - buf.part.paramsFrom), g, momentumBuf, hi - lo, lr, momentum, weightDecay, step);
 }
 
 // Group elements [at, at + n) meet rank q's partition [q * size, (q + 1) *
@@ -108,14 +111,11 @@ static void checkStagedUnit(const char *what, const Buffers &buf, int64_t stagin
          ") staged at " + std::to_string(stagingAt) + " (a bmbc bug)");
 }
 
-template <class T>
-CommHandle reduce_scatter_unit(Context &ctx, const Buffers &buf, int64_t stagingAt, int64_t at,
-                               int64_t n) {
-  checkStagedUnit("reduce_scatter_unit", buf, stagingAt, at, n);
-  Comm &comm = commOf(ctx);
-  const int ranks = comm.size();
+// The pieces of unit [at, at + n) on the communicator's ranks.
+static std::vector<int64_t> unitCounts(const char *what, const Buffers &buf, int ranks,
+                                       int64_t at, int64_t n) {
   if (ranks > 1 && buf.part.total != buf.part.size * ranks)
-    fail("reduce_scatter_unit: the partitions are cut for " +
+    fail(std::string(what) + ": the partitions are cut for " +
          std::to_string(buf.part.total / std::max<int64_t>(buf.part.size, 1)) +
          " ranks, the communicator has " + std::to_string(ranks));
   std::vector<int64_t> counts((size_t)ranks);
@@ -124,6 +124,15 @@ CommHandle reduce_scatter_unit(Context &ctx, const Buffers &buf, int64_t staging
     unitPiece(ranks > 1 ? buf.part.size : at + n, q, at, n, lo, hi);
     counts[(size_t)q] = hi - lo;
   }
+  return counts;
+}
+
+template <class T>
+CommHandle reduce_scatter_unit(Context &ctx, const Buffers &buf, int64_t stagingAt, int64_t at,
+                               int64_t n) {
+  checkStagedUnit("reduce_scatter_unit", buf, stagingAt, at, n);
+  Comm &comm = commOf(ctx);
+  const std::vector<int64_t> counts = unitCounts("reduce_scatter_unit", buf, comm.size(), at, n);
   return comm.reduceScatterv((T *)buf.gradStaging + stagingAt, counts.data(),
                              sizeof(T) == 8 ? DType::F64 : DType::F32);
 }
@@ -145,6 +154,29 @@ void add_unit_grads(Context &ctx, const Buffers &buf, int64_t stagingAt, int64_t
   std::memset(staged, 0, (size_t)n * sizeof(T));
 }
 
+template <class T>
+CommHandle gather_unit(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
+                       int64_t stagingAt, int64_t at, int64_t n) {
+  checkPartition("gather_unit", buf);
+  if (!buf.paramStaging)
+    fail("gather_unit: this zero = 3 program needs Buffers::paramStaging (the params of one "
+         "unit at a time), which the app did not allocate");
+  if (stagingAt < 0 || at < 0 || n < 0)
+    fail("gather_unit: unit [" + std::to_string(at) + ", " + std::to_string(at + n) +
+         ") staged at " + std::to_string(stagingAt) + " (a bmbc bug)");
+  Comm &comm = commOf(ctx);
+  const std::vector<int64_t> counts = unitCounts("gather_unit", buf, comm.size(), at, n);
+  // The rank's own piece, from its partition into its place in the unit.
+  T *staged = (T *)buf.paramStaging + stagingAt;
+  int64_t lo, hi;
+  if (clipToPartition(buf, at, n, lo, hi)) {
+    const T *params = (const T *)((const char *)buf.params + groupParamOffset);
+    std::memcpy(staged + (lo - at), params + (lo - buf.part.paramsFrom),
+                (size_t)(hi - lo) * sizeof(T));
+  }
+  return comm.allGatherv(staged, counts.data(), sizeof(T) == 8 ? DType::F64 : DType::F32);
+}
+
 #define BMRT_INSTANTIATE(T)                                                                  \
   template double grad_norm_part<T>(Context &, const Buffers &, int64_t, int64_t);          \
   template void scale_part<T>(Context &, const Buffers &, double);                          \
@@ -154,7 +186,9 @@ void add_unit_grads(Context &ctx, const Buffers &buf, int64_t stagingAt, int64_t
                                    double, double, double, int64_t);                        \
   template CommHandle reduce_scatter_unit<T>(Context &, const Buffers &, int64_t, int64_t,  \
                                              int64_t);                                      \
-  template void add_unit_grads<T>(Context &, const Buffers &, int64_t, int64_t, int64_t);
+  template void add_unit_grads<T>(Context &, const Buffers &, int64_t, int64_t, int64_t);   \
+  template CommHandle gather_unit<T>(Context &, const Buffers &, int64_t, int64_t, int64_t, \
+                                     int64_t);
 BMRT_INSTANTIATE(float)
 BMRT_INSTANTIATE(double)
 #undef BMRT_INSTANTIATE

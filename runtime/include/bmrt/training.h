@@ -188,6 +188,15 @@ CommHandle reduce_scatter_unit(Context &ctx, const Buffers &buf, int64_t staging
 template <class T>
 void add_unit_grads(Context &ctx, const Buffers &buf, int64_t stagingAt, int64_t at, int64_t n);
 
+/// ZeRO-3: issues the gather of one unit's params, group elements [at, at +
+/// n), into element stagingAt of Buffers::paramStaging: the rank copies its
+/// piece (the unit's intersection with its partition, from the params at
+/// groupParamOffset) into place, then every rank's piece is all-gathered
+/// there (Comm::allGatherv). The entries read the unit once it is waited.
+template <class T>
+CommHandle gather_unit(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
+                       int64_t stagingAt, int64_t at, int64_t n);
+
 //===--- Learning-rate schedules -----------------------------------------===//
 // The multiplier of the base learning rate at (0-based) step s, i.e. the
 // lr_lambda Hugging Face's schedulers apply: lr(s) = baseLr * multiplier(s).

@@ -189,6 +189,17 @@ def bitwise(d):
                 d.f.check(overlapped == job.startswith("dist_z0"),
                           "%s on %d ranks: the banner %s '%s'" %
                           (job, n, "lacks" if not overlapped else "has", OVERLAP))
+            # ZeRO-3 on 2 ranks: the params are the partition (81920 of the
+            # 136960 elements, 0.31 MiB) plus the staging (the embeddings
+            # and one layer, 0.33 MiB), like the gradients.
+            if p is not None and job == "dist_z3" and n == 2:
+                banner = harness.text(p.stderr)
+                want = ("memory: params 0.31 MiB (+ 0.33 MiB staging), "
+                        "grads 0.31 MiB (+ 0.33 MiB staging)")
+                d.f.check(want in banner and "zero = 3: this rank holds the params and "
+                          "gradients of and updates [0, 81920)" in banner,
+                          "dist_z3 on 2 ranks: the banner lacks '%s':\n%s"
+                          % (want, harness.tail(banner)))
     # A LoRA under ZeRO-1: the group fits in rank 0's partition (the other
     # ranks' are empty), the norm's all-reduce must still be collective.
     ref = d.run("lora-ref-accum2", "dist_lora_z0", 0, "--accum", "2", "--steps", str(STEPS))[:2]

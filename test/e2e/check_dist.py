@@ -200,6 +200,12 @@ def bitwise(d):
                           "gradients of and updates [0, 81920)" in banner,
                           "dist_z3 on 2 ranks: the banner lacks '%s':\n%s"
                           % (want, harness.tail(banner)))
+    # --info names ZeRO-3's staging (the embeddings and one layer, 0.33 MiB).
+    p = subprocess.run([d.exe("dist_z3"), "--info"], capture_output=True, env=d.env, timeout=60)
+    want = ("zero = 3: on N ranks each holds 1/N of the trainable params and grads, plus "
+            "0.33 MiB of param staging and 0.33 MiB of gradient staging")
+    d.f.check(p.returncode == 0 and want in harness.text(p.stdout),
+              "dist_z3 --info lacks '%s':\n%s" % (want, harness.tail(p.stdout)))
     # A LoRA under ZeRO-1: the group fits in rank 0's partition (the other
     # ranks' are empty), the norm's all-reduce must still be collective.
     ref = d.run("lora-ref-accum2", "dist_lora_z0", 0, "--accum", "2", "--steps", str(STEPS))[:2]

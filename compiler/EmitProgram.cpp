@@ -243,10 +243,21 @@ void Emitter::emitOp(Operation *op) {
     return declare(i.getResult(), *i.getOffset(), " input '" + i.getName().str() + "'");
   if (auto p = dyn_cast<ParamRefOp>(op)) {
     std::string base = "P." + cIdent(p.getParam());
-    // zero = 3: every layer of a trainable param is gathered into the same
-    // place of the staging.
+    // zero = 3: a trainable param's layers alternate between two slots of
+    // the staging, param_slot_stride bytes apart (bmb_exec.wait_unit).
     auto param = program.lookupSymbol<ParamOp>(p.getParamAttr().getAttr());
     const bool staged = train && stagesParams() && param && param.getGradOffset();
+    if (staged && p.getLayer()) {
+      auto stride = program->getAttrOfType<IntegerAttr>("param_slot_stride");
+      if (!stride) {
+        error(op, "emission: the zero = 3 program has no param_slot_stride (run bmb-plan-memory)");
+        return;
+      }
+      const int64_t elemBytes = (cast<MemRefType>(param.getType()).getElementTypeBitWidth() + 7) / 8;
+      names[p.getResult()] = "(" + base + " + (" + name(p.getLayer()) + ") % 2 * " +
+                             std::to_string(stride.getInt() / elemBytes) + ")";
+      return;
+    }
     names[p.getResult()] = p.getLayer() && !staged ? "(" + base + " + " + name(p.getLayer()) + " * " +
                                               layerStrideElems(p.getParamAttr()) + ")"
                                         : base;
@@ -275,6 +286,10 @@ void Emitter::emitOp(Operation *op) {
   }
   if (auto s = dyn_cast<arith::SubIOp>(op)) {
     names[s.getResult()] = "(" + name(s.getLhs()) + " - " + name(s.getRhs()) + ")";
+    return;
+  }
+  if (auto a = dyn_cast<arith::AddIOp>(op)) {
+    names[a.getResult()] = "(" + name(a.getLhs()) + " + " + name(a.getRhs()) + ")";
     return;
   }
   if (auto loop = dyn_cast<scf::ForOp>(op)) {

@@ -514,6 +514,38 @@ bool Emitter::emitTrainOp(Operation *op) {
        << unitArgs(u, g.getLayer()) << ");\n";
     return true;
   }
+  // ZeRO-3's layers: two slots, `param_slot_stride` bytes apart.
+  auto slotArgs = [&](Operation *at, ArrayAttr params, Value layer, std::string &out) {
+    StagedUnit u;
+    if (!stagedUnit(at, params, layer, u))
+      return false;
+    auto stride = program->getAttrOfType<IntegerAttr>("param_slot_stride");
+    if (!stride) {
+      error(at, "emission: the zero = 3 program has no param_slot_stride (run bmb-plan-memory)");
+      return false;
+    }
+    const int64_t elemBytes = gradType() == "double" ? 8 : 4;
+    out = std::to_string(program->getAttrOfType<IntegerAttr>("group_param_offset").getInt()) +
+          ", " + std::to_string(u.stagingAt) + ", " +
+          std::to_string(stride.getInt() / elemBytes) + ", " + std::to_string(u.first) + " + " +
+          name(layer) + " * " + std::to_string(u.stride) + ", " +
+          std::to_string(u.end - u.first) + ", " + name(layer);
+    return true;
+  };
+  if (auto w = dyn_cast<WaitUnitOp>(op)) {
+    std::string args;
+    if (slotArgs(op, w.getParams(), w.getLayer(), args))
+      os << in << "wait_unit<" << gradType() << ">(ctx, buf, " << args << ");\n";
+    return true;
+  }
+  if (auto f = dyn_cast<PrefetchUnitOp>(op)) {
+    std::string args;
+    if (slotArgs(op, f.getParams(), f.getLayer(), args))
+      os << in << "if (args.prefetchParams)\n"
+         << in << "  prefetch_unit<" << gradType() << ">(ctx, buf, " << args << ", "
+         << f.getLayers() << ");\n";
+    return true;
+  }
   if (auto r = dyn_cast<ReduceScatterUnitOp>(op)) {
     StagedUnit u;
     if (!stagedUnit(op, r.getParams(), r.getLayer(), u))

@@ -194,9 +194,23 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
   if (auto g = dyn_cast<ParamGatherUnitOp>(op)) {
     // ZeRO-3: the unit's params from every rank's partition into the
     // staging, waited for at once: the reads that follow need them.
-    Value layer = g.getLayer() ? lookup(g.getLayer()) : Value();
-    auto issue = b.create<ex::GatherUnitOp>(g.getLoc(), requestType(), g.getParamsAttr(), layer);
-    b.create<ex::WaitOp>(g.getLoc(), issue);
+    if (!g.getLayer()) {
+      auto issue = b.create<ex::GatherUnitOp>(g.getLoc(), requestType(), g.getParamsAttr(),
+                                              Value());
+      b.create<ex::WaitOp>(g.getLoc(), issue);
+      return success();
+    }
+    // A layer: its slot (of two) was filled ahead by the previous
+    // iteration, which this one does for the next layer in turn.
+    Value layer = lookup(g.getLayer());
+    RepeatOp repeat = getInductionVarOwner(g.getLayer());
+    b.create<ex::WaitUnitOp>(g.getLoc(), g.getParamsAttr(), layer);
+    Value one = b.create<arith::ConstantIndexOp>(g.getLoc(), 1);
+    Value next = repeat.getReverse()
+                     ? b.create<arith::SubIOp>(g.getLoc(), layer, one).getResult()
+                     : b.create<arith::AddIOp>(g.getLoc(), layer, one).getResult();
+    b.create<ex::PrefetchUnitOp>(g.getLoc(), g.getParamsAttr(), next,
+                                 b.getI64IntegerAttr(repeat.getCount()));
     return success();
   }
   if (auto r = dyn_cast<GradReduceScatterUnitOp>(op)) {

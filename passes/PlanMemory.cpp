@@ -27,9 +27,12 @@
 // allocation (`grad_staging_bytes`, each param's `staging_offset`): the
 // params outside repeats and one layer of each repeat, where the backward
 // writes a unit's gradients before they are reduce-scattered into the
-// partition. zero = 3 programs get a param staging of the same layout
-// (`param_staging_bytes`), where each unit's params are gathered from the
-// ranks' partitions and read. Their activations are
+// partition. zero = 3 programs get a param staging (`param_staging_bytes`),
+// where each unit's params are gathered from the ranks' partitions and
+// read: the same layout, then a second slot for every repeat's layer, the
+// same layout again `param_slot_stride` bytes further on (layer l reads
+// slot l % 2, so the next layer's gather can fill the other one). Their
+// activations are
 // planned like any entry's: the forward_backward entry holds the forward
 // and the backward, so a saved activation (a stacked `[count, ...]` buffer
 // written in the forward loop, read in the backward loop) is live from the
@@ -278,8 +281,12 @@ struct PlanMemoryPass : mlir::bmb::impl::PlanMemoryPassBase<PlanMemoryPass> {
         program->setAttr("group_units", b.getDenseI64ArrayAttr(units));
         if (staged)
           program->setAttr("grad_staging_bytes", b.getI64IntegerAttr(stagingBytes));
-        if (stage && stage.getInt() == 3)
-          program->setAttr("param_staging_bytes", b.getI64IntegerAttr(stagingBytes));
+        if (stage && stage.getInt() == 3) {
+          const int64_t layerSlots = stagingBytes - unitBounds[1];
+          program->setAttr("param_staging_bytes",
+                           b.getI64IntegerAttr(stagingBytes + layerSlots));
+          program->setAttr("param_slot_stride", b.getI64IntegerAttr(layerSlots));
+        }
       }
     });
   }

@@ -26,12 +26,16 @@
 // bmb_exec.gather_unit fills, one unit at a time, so each read must come
 // after the wait of its unit's gather, with no other gather of that unit in
 // between (verifyGathered): a layer's read in the same loop iteration (the
-// same layer value), unit 0's anywhere after its gather in the entry.
+// same layer value, after its bmb_exec.wait_unit), unit 0's anywhere after
+// its gather in the entry. A layer's bmb_exec.prefetch_unit may only fetch
+// the layer next to the one its wait_unit fetched (%i + 1 or %i - 1): the
+// other of the two slots, which no read of the iteration touches.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/BmbExec/BmbExecOps.h"
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
@@ -64,6 +68,40 @@ bool touches(Operation *op, Role role) {
     return isa<GradRefOp, GradNormOp, ClipGradsOp, AdamWUpdateOp, SGDUpdateOp, ZeroGradsOp,
                AddUnitGradsOp>(op);
   return isa<ParamRefOp, AdamWUpdateOp, SGDUpdateOp>(op);
+}
+
+/// An index as a * iv + b, iv a block argument (a loop's induction
+/// variable) or none: what the layer expressions of the loops over layers
+/// are made of (constants, the induction variable, addi, subi), so that
+/// "layer %n is next to layer %i" survives canonicalization.
+struct Linear {
+  Value iv;
+  int64_t a = 0, b = 0;
+  bool ok = false;
+};
+
+Linear linearIndex(Value v, int depth = 0) {
+  APInt c;
+  if (matchPattern(v, m_ConstantInt(&c)))
+    return {Value(), 0, c.getSExtValue(), true};
+  if (isa<BlockArgument>(v))
+    return {v, 1, 0, true};
+  Operation *op = v.getDefiningOp();
+  if (!op || depth > 8 || !isa<arith::AddIOp, arith::SubIOp>(op))
+    return {};
+  Linear l = linearIndex(op->getOperand(0), depth + 1);
+  Linear r = linearIndex(op->getOperand(1), depth + 1);
+  if (!l.ok || !r.ok || (l.iv && r.iv && l.iv != r.iv))
+    return {};
+  const int64_t sign = isa<arith::SubIOp>(op) ? -1 : 1;
+  return {l.iv ? l.iv : r.iv, l.a + sign * r.a, l.b + sign * r.b, true};
+}
+
+/// Whether index `next` is index `at` plus or minus one.
+bool isNextTo(Value next, Value at) {
+  Linear n = linearIndex(next), x = linearIndex(at);
+  return n.ok && x.ok && n.a == x.a && (n.a == 0 || n.iv == x.iv) &&
+         (n.b - x.b == 1 || n.b - x.b == -1);
 }
 
 StringRef what(Role role) { return role == Role::Grads ? "gradients" : "trainable params"; }
@@ -137,6 +175,21 @@ struct VerifyAsyncPass : mlir::bmb::impl::VerifyAsyncPassBase<VerifyAsyncPass> {
         if (auto g = w.getRequest().getDefiningOp<GatherUnitOp>())
           for (Attribute a : g.getParams())
             ready[cast<FlatSymbolRefAttr>(a).getValue()] = {g.getLayer(), g};
+        return WalkResult::advance();
+      }
+      if (auto w = dyn_cast<WaitUnitOp>(op)) {
+        for (Attribute a : w.getParams())
+          ready[cast<FlatSymbolRefAttr>(a).getValue()] = {w.getLayer(), w};
+        return WalkResult::advance();
+      }
+      if (auto f = dyn_cast<PrefetchUnitOp>(op)) {
+        auto it = ready.find(cast<FlatSymbolRefAttr>(f.getParams()[0]).getValue());
+        if (it == ready.end() || !it->second.first ||
+            !isNextTo(f.getLayer(), it->second.first)) {
+          f.emitError("bmb-verify-async: prefetches a layer that is not next to the one its "
+                      "unit's wait_unit fetched (the two slots alternate by layer)");
+          return WalkResult::interrupt();
+        }
         return WalkResult::advance();
       }
       auto ref = dyn_cast<ParamRefOp>(op);

@@ -27,15 +27,17 @@
 //
 // Stage 3 partitions the params too: each rank holds only its partition of
 // the group (the master copy its optimizer updates), and the entries read
-// every trainable param from a staging buffer with stage 2's layout (unit 0
-// and one layer per repeat). Stage 2's reduce-scatters stay; in front of
-// every read of a unit's params comes its gather:
+// every trainable param from a staging buffer (unit 0, and two slots per
+// repeat that its layers alternate between). Stage 2's reduce-scatters
+// stay; in front of every read of a unit's params comes its gather:
 //   bmb.param_gather_unit [...]              start of @train_step and @loss
 //   bmb.param_gather_unit [...] layer %i     start of each repeat iteration,
 //                                            forward and reverse
 // and @optimizer_step ends without the all-gather (the next step gathers
-// what it reads). All-gather only copies, so stage 3 computes what stage 2
-// does, bit for bit.
+// what it reads). The lowering turns a layer's gather into a wait for the
+// gather the previous iteration issued ahead, and issues the next layer's
+// (LowerTrain.cpp). All-gather only copies, so stage 3 computes what stage
+// 2 does, bit for bit.
 // `auto` is bmbc's to resolve before the pipeline (compiler/ZeroAuto.cpp).
 //
 //===----------------------------------------------------------------------===//

@@ -525,9 +525,12 @@ def Bmb_ParamGatherUnitOp : Bmb_Op<"param_gather_unit", [
     reverse, for that layer (`layer %i`), so the backward's reads and an
     activation-checkpointed recomputation see the gathered layer. The
     lowering all-gathers the unit's pieces (each rank's intersection with
-    its partition) into a staging buffer of one unit, where the forward and
-    the backward read every trainable param. There is no release op: the
-    next layer's gather overwrites the slot.
+    its partition) into a staging buffer, where the forward and the
+    backward read every trainable param: unit 0's place, and two slots per
+    repeat that its layers alternate between, so a layer's gather is
+    issued by the iteration before (bmb_exec.wait_unit, prefetch_unit).
+    There is no release op: the gather of layer i + 2 reuses layer i's slot
+    once layer i's iteration is over.
 
     ```mlir
     bmb.param_gather_unit [@wte.w]

@@ -85,7 +85,7 @@ static void checkTrainProgram(const ProgramInfo &p) {
   if (t.groupElems < 0 || t.partitionAlign < 1 || t.zeroStage < 0 || t.zeroStage > 3 ||
       (t.zeroStage >= 2) != (t.gradStagingBytes > 0) || t.gradStagingBytes > t.gradBytes ||
       (t.zeroStage == 3) != (t.paramStagingBytes > 0) ||
-      t.paramStagingBytes != (t.zeroStage == 3 ? t.gradStagingBytes : 0) ||
+      t.paramStagingBytes < (t.zeroStage == 3 ? t.gradStagingBytes : 0) ||
       t.groupParamOffset < 0 || t.groupParamOffset + t.gradBytes > p.paramBytes ||
       t.optStateBytes != t.optSlots * t.gradBytes)
     inconsistent(p, "the trainable group (ZeRO stage, offset, size) is inconsistent");

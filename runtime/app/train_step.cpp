@@ -151,6 +151,7 @@ double TrainStepper::forwardBackward(int64_t step, TokenBatches &data) {
                                           &targets_[m * rows], rows);
     args.microStep = rank * accum_ + m;
     args.overlapGrads = overlapped_ && m + 1 == accum_;
+    args.prefetchParams = overlapAllowed_; // zero = 3's look-ahead, unless --no-overlap
     t.forwardBackward.fn(ctx_, buf_, args);
     if (!sum_.empty())
       foldMicroBatch(m);

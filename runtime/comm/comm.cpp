@@ -245,6 +245,30 @@ CommHandle Comm::allGatherv(void *, const int64_t *, DType) {
        "zero = 0, 1 or 2 on this backend)");
 }
 
+void Comm::hold(int64_t key, int64_t tag, CommHandle h) {
+  for (const Held &x : held_)
+    if (x.key == key)
+      fail("rank " + std::to_string(rank()) + ": a collective for " + std::to_string(tag) +
+           " is held under key " + std::to_string(key) + ", which already holds one for " +
+           std::to_string(x.tag) + " (a bmbc bug)");
+  held_.push_back({key, tag, h});
+}
+
+bool Comm::take(int64_t key, int64_t tag, CommHandle &h) {
+  for (size_t i = 0; i < held_.size(); ++i) {
+    if (held_[i].key != key)
+      continue;
+    if (held_[i].tag != tag)
+      fail("rank " + std::to_string(rank()) + ": the collective held under key " +
+           std::to_string(key) + " is for " + std::to_string(held_[i].tag) + ", not " +
+           std::to_string(tag) + " (a bmbc bug)");
+    h = held_[i].handle;
+    held_.erase(held_.begin() + (ptrdiff_t)i);
+    return true;
+  }
+  return false;
+}
+
 void Comm::waitDeferred() {
   // Taken first: a failing wait leaves nothing half-waited behind.
   std::vector<CommHandle> pending;

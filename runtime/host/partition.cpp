@@ -177,6 +177,34 @@ CommHandle gather_unit(Context &ctx, const Buffers &buf, int64_t groupParamOffse
   return comm.allGatherv(staged, counts.data(), sizeof(T) == 8 ? DType::F64 : DType::F32);
 }
 
+// The two slots of a repeat's layers: layer l's unit at stagingAt + (l % 2)
+// * slotStride elements of the param staging. A held gather is keyed by the
+// unit's slot-0 place (one per repeat) and tagged with its layer.
+template <class T>
+void wait_unit(Context &ctx, const Buffers &buf, int64_t groupParamOffset, int64_t stagingAt,
+               int64_t slotStride, int64_t at, int64_t n, int64_t layer) {
+  if (layer < 0 || slotStride <= 0)
+    fail("wait_unit: layer " + std::to_string(layer) + " of slot stride " +
+         std::to_string(slotStride) + " (a bmbc bug)");
+  CommHandle h;
+  if (!commOf(ctx).take(stagingAt, layer, h))
+    h = gather_unit<T>(ctx, buf, groupParamOffset, stagingAt + (layer % 2) * slotStride, at, n);
+  commWait(ctx, h);
+}
+
+template <class T>
+void prefetch_unit(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
+                   int64_t stagingAt, int64_t slotStride, int64_t at, int64_t n, int64_t layer,
+                   int64_t layers) {
+  if (layer < 0 || layer >= layers)
+    return; // past the loop's first or last layer
+  if (slotStride <= 0)
+    fail("prefetch_unit: slot stride " + std::to_string(slotStride) + " (a bmbc bug)");
+  commOf(ctx).hold(stagingAt, layer,
+                   gather_unit<T>(ctx, buf, groupParamOffset,
+                                  stagingAt + (layer % 2) * slotStride, at, n));
+}
+
 #define BMRT_INSTANTIATE(T)                                                                  \
   template double grad_norm_part<T>(Context &, const Buffers &, int64_t, int64_t);          \
   template void scale_part<T>(Context &, const Buffers &, double);                          \
@@ -188,7 +216,11 @@ CommHandle gather_unit(Context &ctx, const Buffers &buf, int64_t groupParamOffse
                                              int64_t);                                      \
   template void add_unit_grads<T>(Context &, const Buffers &, int64_t, int64_t, int64_t);   \
   template CommHandle gather_unit<T>(Context &, const Buffers &, int64_t, int64_t, int64_t, \
-                                     int64_t);
+                                     int64_t);                                              \
+  template void wait_unit<T>(Context &, const Buffers &, int64_t, int64_t, int64_t, int64_t, \
+                             int64_t, int64_t);                                             \
+  template void prefetch_unit<T>(Context &, const Buffers &, int64_t, int64_t, int64_t,     \
+                                 int64_t, int64_t, int64_t, int64_t);
 BMRT_INSTANTIATE(float)
 BMRT_INSTANTIATE(double)
 #undef BMRT_INSTANTIATE

@@ -32,7 +32,9 @@ random ids written here, runs with --deterministic and one thread per rank
            --accum 4 to 1e-5 relative (grouped per micro-batch over the
            ranks first). ZeRO-3 gathers params by copying, so dist_z3 is
            bitwise dist_z2 (both are the reference's bits, at N = 1, 2, 4;
-           dist_z3_ckpt at N = 2, and over TCP at N = 2).
+           dist_z3_ckpt at N = 2, and over TCP at N = 2), with its
+           look-ahead (the next layer gathered into the other slot) and
+           without it (--no-overlap).
   resize   a ZeRO-1 run on 2 ranks saved at step 10 (one optimizer file per
            rank) resumed by one process (--accum 2 implied), the same for
            ZeRO-2 and ZeRO-3 (their files are ZeRO-1's; ZeRO-3's model
@@ -190,20 +192,22 @@ def bitwise(d):
                           "%s on %d ranks: the banner %s '%s'" %
                           (job, n, "lacks" if not overlapped else "has", OVERLAP))
             # ZeRO-3 on 2 ranks: the params are the partition (81920 of the
-            # 136960 elements, 0.31 MiB) plus the staging (the embeddings
-            # and one layer, 0.33 MiB), like the gradients.
+            # 136960 elements, 0.31 MiB) plus the staging (the embeddings and
+            # two layer slots, 0.52 MiB), the gradients the partition and
+            # their staging (the embeddings and one layer, 0.33 MiB).
             if p is not None and job == "dist_z3" and n == 2:
                 banner = harness.text(p.stderr)
-                want = ("memory: params 0.31 MiB (+ 0.33 MiB staging), "
+                want = ("memory: params 0.31 MiB (+ 0.52 MiB staging), "
                         "grads 0.31 MiB (+ 0.33 MiB staging)")
                 d.f.check(want in banner and "zero = 3: this rank holds the params and "
                           "gradients of and updates [0, 81920)" in banner,
                           "dist_z3 on 2 ranks: the banner lacks '%s':\n%s"
                           % (want, harness.tail(banner)))
-    # --info names ZeRO-3's staging (the embeddings and one layer, 0.33 MiB).
+    # --info names ZeRO-3's staging (the embeddings, and two layer slots for
+    # the params, one for the gradients).
     p = subprocess.run([d.exe("dist_z3"), "--info"], capture_output=True, env=d.env, timeout=60)
     want = ("zero = 3: on N ranks each holds 1/N of the trainable params and grads, plus "
-            "0.33 MiB of param staging and 0.33 MiB of gradient staging")
+            "0.52 MiB of param staging and 0.33 MiB of gradient staging")
     d.f.check(p.returncode == 0 and want in harness.text(p.stdout),
               "dist_z3 --info lacks '%s':\n%s" % (want, harness.tail(p.stdout)))
     # A LoRA under ZeRO-1: the group fits in rank 0's partition (the other
@@ -220,6 +224,10 @@ def bitwise(d):
     d.same("dist_z0 --no-overlap on 2 ranks vs one process --accum 2", ref2, (l, o))
     if p is not None:
         d.f.check(OVERLAP not in harness.text(p.stderr), "--no-overlap still overlaps")
+    # ZeRO-3 without the look-ahead: every layer gathered when it starts.
+    l, o, _ = d.run("dist_z3-np2-no-overlap", "dist_z3", 2, "--accum", "1", "--no-overlap",
+                    "--steps", str(STEPS))
+    d.same("dist_z3 --no-overlap on 2 ranks vs one process --accum 2", ref2, (l, o))
     # torchrun-style launch (the TCP backend): one process per rank.
     ref = d.run("ref-accum2b", "dist_z0", 0, "--accum", "2", "--steps", str(STEPS))[:2]
     l, o = d.run_tcp("dist_z1-tcp2", "dist_z1", 2, "--accum", "1", "--steps", str(STEPS))

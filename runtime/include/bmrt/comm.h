@@ -108,8 +108,21 @@ public:
   void waitDeferred();
   bool hasDeferred() const { return !deferred_.empty(); }
 
+  /// Collectives issued by one loop iteration for a later one (ZeRO-3's
+  /// gather of the next layer): hold(key, tag, h) keeps h under `key` (one
+  /// per key; a second fails), take(key, tag, h) hands it back and forgets
+  /// it; false if nothing is held under `key`, a failure if what is held
+  /// has another `tag` (the layer it gathers).
+  void hold(int64_t key, int64_t tag, CommHandle h);
+  bool take(int64_t key, int64_t tag, CommHandle &h);
+
 private:
+  struct Held {
+    int64_t key, tag;
+    CommHandle handle;
+  };
   std::vector<CommHandle> deferred_;
+  std::vector<Held> held_;
 };
 
 /// The communicator of this process, chosen from the environment:

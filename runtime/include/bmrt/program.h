@@ -231,6 +231,10 @@ struct StepArgs {
   // each unit: issue their all-reduce there (Comm::defer). optimizerStep:
   // the last forwardBackward did; wait for those instead of issuing.
   bool overlapGrads = false;
+  // zero = 3 programs: each repeat iteration issues the next layer's param
+  // gather ahead, into the other slot (bmb_exec.prefetch_unit); false
+  // (--no-overlap): every layer is gathered when its iteration starts.
+  bool prefetchParams = true;
 };
 
 /// A training entry. Inputs/outputs live in the activations allocation at

@@ -197,6 +197,21 @@ template <class T>
 CommHandle gather_unit(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
                        int64_t stagingAt, int64_t at, int64_t n);
 
+/// ZeRO-3's layers alternate between two slots of the param staging: layer
+/// l's unit (group elements [at, at + n)) goes to element stagingAt + (l %
+/// 2) * slotStride. wait_unit waits for the gather of layer l that
+/// prefetch_unit issued in the previous iteration, or gathers it now (the
+/// loop's first iteration); prefetch_unit issues the next layer's gather
+/// into its slot and leaves it on the communicator (Comm::hold), doing
+/// nothing for a layer outside [0, layers).
+template <class T>
+void wait_unit(Context &ctx, const Buffers &buf, int64_t groupParamOffset, int64_t stagingAt,
+               int64_t slotStride, int64_t at, int64_t n, int64_t layer);
+template <class T>
+void prefetch_unit(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
+                   int64_t stagingAt, int64_t slotStride, int64_t at, int64_t n, int64_t layer,
+                   int64_t layers);
+
 //===--- Learning-rate schedules -----------------------------------------===//
 // The multiplier of the base learning rate at (0-based) step s, i.e. the
 // lr_lambda Hugging Face's schedulers apply: lr(s) = baseLr * multiplier(s).

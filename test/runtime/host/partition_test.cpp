@@ -325,3 +325,58 @@ TEST(Partition, ZeroStageThreeUpdatesThePartitionOfParams) {
     EXPECT_EQ(part[(size_t)i], whole[(size_t)(64 + i)]) << "param " << 64 + i;
   EXPECT_EQ(opt2, opt3);
 }
+
+// The look-ahead's two slots: layer l's unit goes to stagingAt + (l % 2) *
+// slotStride. prefetch_unit of layer 1 issues its gather into slot 1 and
+// holds it; wait_unit of layer 1 takes it (no second gather); wait_unit of
+// layer 2 with nothing held gathers now, into slot 0. A prefetch past the
+// last layer does nothing.
+TEST(Partition, LayerSlotsAlternateAndThePrefetchIsTakenByTheWait) {
+  TrainInfo t = groupOf(180, 64, 3);
+  struct CountingComm final : Comm {
+    std::vector<void *> gathers;
+    int waits = 0;
+    int rank() const override { return 0; }
+    int size() const override { return 1; }
+    const char *backend() const override { return "counting"; }
+    bool deterministic() const override { return true; }
+    CommHandle allReduce(void *, int64_t, DType) override { return {}; }
+    CommHandle reduceScatter(void *, int64_t, DType) override { return {}; }
+    CommHandle allGather(void *, int64_t, DType) override { return {}; }
+    CommHandle allGatherv(void *buf, const int64_t *, DType) override {
+      gathers.push_back(buf);
+      return {(int64_t)gathers.size()};
+    }
+    CommHandle broadcast(void *, int64_t, DType, int) override { return {}; }
+    void wait(CommHandle) override { ++waits; }
+    void barrier() override {}
+  } comm;
+  Context ctx;
+  ctx.comm = &comm;
+  std::vector<float> params(180, 1.f), staging(100, 0.f);
+  Buffers b;
+  b.params = params.data();
+  b.paramStaging = staging.data();
+  b.part = partitionOf(t, 0, 1);
+  // Units of 20 elements from element 60, staged at element 10, slots 30 apart.
+  prefetch_unit<float>(ctx, b, 0, 10, 30, 80, 20, 1, 3);
+  ASSERT_EQ(comm.gathers.size(), 1u);
+  EXPECT_EQ(comm.gathers[0], (void *)(staging.data() + 40));
+  wait_unit<float>(ctx, b, 0, 10, 30, 80, 20, 1);
+  EXPECT_EQ(comm.gathers.size(), 1u) << "the held gather is taken, not issued again";
+  EXPECT_EQ(comm.waits, 1);
+  wait_unit<float>(ctx, b, 0, 10, 30, 100, 20, 2);
+  ASSERT_EQ(comm.gathers.size(), 2u);
+  EXPECT_EQ(comm.gathers[1], (void *)(staging.data() + 10));
+  prefetch_unit<float>(ctx, b, 0, 10, 30, 120, 20, 3, 3); // past the last layer
+  prefetch_unit<float>(ctx, b, 0, 10, 30, 40, 20, -1, 3); // before the first
+  EXPECT_EQ(comm.gathers.size(), 2u);
+  // A held gather of another layer than the one waited for: a loud failure.
+  prefetch_unit<float>(ctx, b, 0, 10, 30, 80, 20, 1, 3);
+  try {
+    wait_unit<float>(ctx, b, 0, 10, 30, 60, 20, 0);
+    FAIL() << "waiting for layer 0 with layer 1's gather held must fail";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("is for 1, not 0"), std::string::npos) << e.what();
+  }
+}

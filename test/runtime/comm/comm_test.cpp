@@ -169,6 +169,26 @@ TEST(SingleComm, AllGatherInPiecesIsTheIdentity) {
   EXPECT_THROW(comm->allGatherv(nullptr, counts, DType::F32), Error);
 }
 
+// hold/take: one collective per key, handed back to the take of its tag.
+TEST(Comm, HoldAndTakeOneCollectivePerKey) {
+  auto comm = makeSingleComm({});
+  CommHandle got;
+  EXPECT_FALSE(comm->take(7, 1, got));
+  comm->hold(7, 1, CommHandle{42});
+  comm->hold(8, 1, CommHandle{43});
+  try {
+    comm->hold(7, 2, CommHandle{44});
+    FAIL() << "a second hold under one key must fail";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("which already holds one for 1"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(comm->take(7, 1, got));
+  EXPECT_EQ(got.id, 42);
+  EXPECT_FALSE(comm->take(7, 1, got));
+  EXPECT_THROW(comm->take(8, 2, got), Error);
+}
+
 // A backend without per-rank pieces (NCCL, for now) refuses them by name.
 TEST(Comm, ReduceScatterInPiecesFailsWhereNotImplemented) {
   struct Bare final : Comm {

@@ -252,14 +252,19 @@ void printMemoryPlan(mlir::bmb::exec::ProgramOp program, bool cudaTarget,
        << llvm::right_justify(mlir::bmb::formatBytes(n), 12) << "  (" << n << " bytes)\n";
   };
   os << "\nmemory plan of '" << program.getSymName() << "' (one allocation per role):\n";
-  row("params", params);
-  // zero = 2: the backward's staging of one unit at a time (the grads row
-  // is the whole group here; the runtime keeps only a rank's partition).
+  // zero = 3: the params as well (the trainable group's part: 1/N), plus
+  // the staging each unit is gathered into.
+  int64_t paramStaging = bytes(program, "param_staging_bytes");
+  row(paramStaging ? "params (1 rank; N: 1/N)" : "params", params);
+  if (paramStaging)
+    row("params staging (zero = 3)", paramStaging);
+  // zero = 2 and 3: the backward's staging of one unit at a time (the grads
+  // row is the whole group here; the runtime keeps only a rank's partition).
   int64_t staging = bytes(program, "grad_staging_bytes");
   if (train) {
     row(staging ? "grads (1 rank; N: 1/N)" : "grads", grads);
     if (staging)
-      row("grads staging (zero = 2)", staging);
+      row(paramStaging ? "grads staging (zero = 3)" : "grads staging (zero = 2)", staging);
     // offload = optimizer (bmb-offload-optimizer): m, v, an fp32 master
     // copy of the params and the gradient staging, in host memory (pinned
     // on a GPU), so out of the device's peak on --target=cuda only.
@@ -284,7 +289,7 @@ void printMemoryPlan(mlir::bmb::exec::ProgramOp program, bool cudaTarget,
   row("activations (shared)", act);
   bool offHost = cudaTarget && bytes(program, "offload_state_bytes") > 0;
   row(offHost ? "peak (GPU)" : "peak",
-      params + state + grads + staging + (offHost ? 0 : optState) + lowCopy + act);
+      params + paramStaging + state + grads + staging + (offHost ? 0 : optState) + lowCopy + act);
 }
 
 int usage(const std::string &message) {
@@ -551,6 +556,16 @@ int bmb::driverMain(int argc, char **argv) {
     if (f64) {
       llvm::errs() << "bmbc: error: the cuda target has no fp64 kernels yet: this job computes "
                       "in fp64 (precision = fp64); build it with --target=host\n";
+      return kExitNotImplemented;
+    }
+    // ZeRO-3's per-unit gather of the params (bmrt::gather_unit) and its
+    // staging exist on the host only (NCCL has no all-gather in pieces yet).
+    bool zero3 = false;
+    module->walk([&](mlir::bmb::exec::GatherUnitOp) { zero3 = true; });
+    if (zero3) {
+      llvm::errs() << "bmbc: error: the cuda target has no zero = 3 yet (the per-layer "
+                      "gather of partitioned params is host-only); use zero = 0, 1 or 2, or "
+                      "build it with --target=host\n";
       return kExitNotImplemented;
     }
     // Prefix tuning's attention and per-iteration deltas' gates have host

@@ -71,12 +71,31 @@ void Emitter::emitParamsAndState() {
                                                     : "")
        << "\n";
   }
-  os << "};\n\nParams paramsOf(const Buffers &buf) {\n  char *base = (char *)buf.params;\n"
-     << "  Params p;\n";
-  for (auto p : program.getOps<ParamOp>())
+  // zero = 3: the trainable params are read from the param staging (unit
+  // 0 and one layer of each repeat, gathered one unit at a time; every
+  // layer of a stacked param at its staging_offset); the params allocation
+  // holds the frozen ones and the rank's partition, which only the
+  // optimizer step touches.
+  const bool stagedParams = train && stagesParams();
+  os << "};\n\nParams paramsOf(const Buffers &buf) {\n  char *base = (char *)buf.params;\n";
+  if (stagedParams)
+    os << "  if (!buf.paramStaging)\n"
+       << "    fail(\"this zero = 3 program needs Buffers::paramStaging, which the app did not "
+          "allocate\");\n"
+       << "  char *staged = (char *)buf.paramStaging;\n";
+  os << "  Params p;\n";
+  for (auto p : program.getOps<ParamOp>()) {
+    const bool staged = stagedParams && p.getGradOffset();
+    if (staged && !p.getStagingOffset()) {
+      error(p, "emission: a zero = 3 program's trainable param has no staging_offset (run "
+               "bmb-plan-memory)");
+      return;
+    }
     os << "  p." << cIdent(p.getSymName()) << " = ("
-       << cType(cast<MemRefType>(p.getType()).getElementType()) << " *)(base + "
-       << *p.getOffset() << ");\n";
+       << cType(cast<MemRefType>(p.getType()).getElementType()) << " *)("
+       << (staged ? "staged + " : "base + ")
+       << (staged ? *p.getStagingOffset() : *p.getOffset()) << ");\n";
+  }
   os << "  return p;\n}\n\n";
   os << "// ---- Persistent state (the KV cache): byte offsets into the state allocation.\n"
      << "struct State {\n";
@@ -282,7 +301,22 @@ void Emitter::emitOp(Operation *op) {
     return declare(i.getResult(), *i.getOffset(), " input '" + i.getName().str() + "'");
   if (auto p = dyn_cast<ParamRefOp>(op)) {
     std::string base = "P." + cIdent(p.getParam());
-    names[p.getResult()] = p.getLayer() ? "(" + base + " + " + name(p.getLayer()) + " * " +
+    // zero = 3: a trainable param's layers alternate between two slots of
+    // the staging, param_slot_stride bytes apart (bmb_exec.wait_unit).
+    auto param = program.lookupSymbol<ParamOp>(p.getParamAttr().getAttr());
+    const bool staged = train && stagesParams() && param && param.getGradOffset();
+    if (staged && p.getLayer()) {
+      auto stride = program->getAttrOfType<IntegerAttr>("param_slot_stride");
+      if (!stride) {
+        error(op, "emission: the zero = 3 program has no param_slot_stride (run bmb-plan-memory)");
+        return;
+      }
+      const int64_t elemBytes = (cast<MemRefType>(param.getType()).getElementTypeBitWidth() + 7) / 8;
+      names[p.getResult()] = "(" + base + " + (" + name(p.getLayer()) + ") % 2 * " +
+                             std::to_string(stride.getInt() / elemBytes) + ")";
+      return;
+    }
+    names[p.getResult()] = p.getLayer() && !staged ? "(" + base + " + " + name(p.getLayer()) + " * " +
                                               layerStrideElems(p.getParamAttr()) + ")"
                                         : base;
     return;
@@ -310,6 +344,10 @@ void Emitter::emitOp(Operation *op) {
   }
   if (auto s = dyn_cast<arith::SubIOp>(op)) {
     names[s.getResult()] = "(" + name(s.getLhs()) + " - " + name(s.getRhs()) + ")";
+    return;
+  }
+  if (auto a = dyn_cast<arith::AddIOp>(op)) {
+    names[a.getResult()] = "(" + name(a.getLhs()) + " + " + name(a.getRhs()) + ")";
     return;
   }
   if (auto loop = dyn_cast<scf::ForOp>(op)) {

@@ -61,7 +61,12 @@ bool Emitter::overlapsGrads() {
 
 bool Emitter::stagesGrads() {
   auto train = program->getAttrOfType<DictionaryAttr>("train");
-  return train && trainInt(train, "zero_stage") == 2;
+  return train && trainInt(train, "zero_stage") >= 2;
+}
+
+bool Emitter::stagesParams() {
+  auto train = program->getAttrOfType<DictionaryAttr>("train");
+  return train && trainInt(train, "zero_stage") == 3;
 }
 
 std::string Emitter::gradType() {
@@ -102,19 +107,19 @@ void Emitter::emitGradsAndOptState() {
   // and the grads allocation holds only the rank's partition.
   const bool staged = stagesGrads();
   if (staged)
-    os << "// zero = 2: gradients are staged one unit at a time (Buffers::gradStaging).\n"
+    os << "// zero = 2 and 3: gradients are staged one unit at a time (Buffers::gradStaging).\n"
        << "Grads gradsOf(const Buffers &buf) {\n"
        << "  if (!buf.gradStaging)\n"
-       << "    fail(\"this zero = 2 program needs Buffers::gradStaging, which the app did not "
-          "allocate\");\n"
+       << "    fail(\"this zero = " << (stagesParams() ? 3 : 2)
+       << " program needs Buffers::gradStaging, which the app did not allocate\");\n"
        << "  char *base = (char *)buf.gradStaging;\n  Grads g;\n";
   else
     os << "Grads gradsOf(const Buffers &buf) {\n  char *base = (char *)buf.grads;\n  Grads g;\n";
   for (auto p : program.getOps<ParamOp>())
     if (p.getGradOffset()) {
       if (staged && !p.getStagingOffset()) {
-        error(p, "emission: a zero = 2 program's trainable param has no staging_offset (run "
-                 "bmb-plan-memory)");
+        error(p, "emission: a zero = 2 or 3 program's trainable param has no staging_offset "
+                 "(run bmb-plan-memory)");
         return;
       }
       os << "  g." << cIdent(p.getSymName()) << " = ("
@@ -159,7 +164,7 @@ bool Emitter::emitTrainOp(Operation *op) {
   };
   if (auto g = dyn_cast<GradRefOp>(op)) {
     std::string base = "G." + cIdent(g.getParam());
-    // zero = 2: every layer's gradient is staged in the same place.
+    // zero = 2 and 3: every layer's gradient is staged in the same place.
     names[g.getResult()] = g.getLayer() && !stagesGrads() ? "(" + base + " + " + name(g.getLayer()) + " * " +
                                               layerStrideElems(g.getParamAttr()) + ")"
                                         : base;
@@ -544,6 +549,49 @@ bool Emitter::emitTrainOp(Operation *op) {
       at += " + " + name(layer) + " * " + std::to_string(u.stride);
     return std::to_string(u.stagingAt) + ", " + at + ", " + std::to_string(u.end - u.first);
   };
+  if (auto g = dyn_cast<GatherUnitOp>(op)) {
+    StagedUnit u;
+    if (!stagedUnit(op, g.getParams(), g.getLayer(), u))
+      return true;
+    std::string n = "r" + std::to_string(counter++);
+    names[g.getRequest()] = n;
+    os << in << "const CommHandle " << n << " = gather_unit<" << gradType() << ">(ctx, buf, "
+       << program->getAttrOfType<IntegerAttr>("group_param_offset").getInt() << ", "
+       << unitArgs(u, g.getLayer()) << ");\n";
+    return true;
+  }
+  // ZeRO-3's layers: two slots, `param_slot_stride` bytes apart.
+  auto slotArgs = [&](Operation *at, ArrayAttr params, Value layer, std::string &out) {
+    StagedUnit u;
+    if (!stagedUnit(at, params, layer, u))
+      return false;
+    auto stride = program->getAttrOfType<IntegerAttr>("param_slot_stride");
+    if (!stride) {
+      error(at, "emission: the zero = 3 program has no param_slot_stride (run bmb-plan-memory)");
+      return false;
+    }
+    const int64_t elemBytes = gradType() == "double" ? 8 : 4;
+    out = std::to_string(program->getAttrOfType<IntegerAttr>("group_param_offset").getInt()) +
+          ", " + std::to_string(u.stagingAt) + ", " +
+          std::to_string(stride.getInt() / elemBytes) + ", " + std::to_string(u.first) + " + " +
+          name(layer) + " * " + std::to_string(u.stride) + ", " +
+          std::to_string(u.end - u.first) + ", " + name(layer);
+    return true;
+  };
+  if (auto w = dyn_cast<WaitUnitOp>(op)) {
+    std::string args;
+    if (slotArgs(op, w.getParams(), w.getLayer(), args))
+      os << in << "wait_unit<" << gradType() << ">(ctx, buf, " << args << ");\n";
+    return true;
+  }
+  if (auto f = dyn_cast<PrefetchUnitOp>(op)) {
+    std::string args;
+    if (slotArgs(op, f.getParams(), f.getLayer(), args))
+      os << in << "if (args.prefetchParams)\n"
+         << in << "  prefetch_unit<" << gradType() << ">(ctx, buf, " << args << ", "
+         << f.getLayers() << ");\n";
+    return true;
+  }
   if (auto r = dyn_cast<ReduceScatterUnitOp>(op)) {
     StagedUnit u;
     if (!stagedUnit(op, r.getParams(), r.getLayer(), u))
@@ -704,10 +752,15 @@ void Emitter::emitTrainTables(ArrayRef<func::FuncOp> entries) {
      << (program->getAttrOfType<IntegerAttr>("grad_staging_bytes")
              ? program->getAttrOfType<IntegerAttr>("grad_staging_bytes").getInt()
              : 0)
-     << ", // zero = 2: bytes of the gradient staging (one unit at a time)\n"
+     << ", // zero = 2 and 3: bytes of the gradient staging (one unit at a time)\n"
      << "  " << trainNum(train, "min_lr") << ", // the schedule's min_lr\n"
      << "  " << (offloadChunk ? "true" : "false") << ", " << offloadChunk
      << ", // offload = optimizer, elements per chunk\n"
+     << "  "
+     << (program->getAttrOfType<IntegerAttr>("param_staging_bytes")
+             ? program->getAttrOfType<IntegerAttr>("param_staging_bytes").getInt()
+             : 0)
+     << ", // zero = 3: bytes of the param staging (one unit at a time)\n"
      << "};\n\n";
   bool tune = program->hasAttr("tune");
   if (tune)

@@ -192,6 +192,8 @@ private:
   bool overlapsGrads();
   /// zero = 2: the backward writes gradients into the staging allocation.
   bool stagesGrads();
+  /// zero = 3: the entries read the trainable params from the param staging.
+  bool stagesParams();
   /// The C++ element type of every gradient (one type per program: the
   /// whole-allocation ops need it).
   std::string gradType();

@@ -6,15 +6,17 @@
 // the module - and reads the memory plan bmb-plan-memory wrote: params,
 // grads, optimizer state and activations. Per-rank bytes at `ranks` ranks
 // follow the runtime's partitioning (bmrt::partitionOf, runtime/host/
-// partition.cpp: partitions of ceil(elements / ranks) rounded up to
+// training_tables.cpp: partitions of ceil(elements / ranks) rounded up to
 // partition_align; a change there must be mirrored here).
 //
 // Candidates, cheapest in time first: zero = 0 and 1 move the same bytes per
 // step (an all-reduce is a reduce-scatter plus an all-gather), so ZeRO-1 is
 // nearly free and comes second; ZeRO-2 moves them too, but in one
 // reduce-scatter per unit that the backward waits for (not overlapped), so
-// it comes third; recomputing the checkpointed layers costs about a third
-// of a step, so checkpointing comes last (again zero = 0, 1, 2).
+// it comes third; ZeRO-3 adds an all-gather of every layer's params in the
+// forward and again in the backward (each waited for), so it comes fourth;
+// recomputing the checkpointed layers costs about a third of a step, so
+// checkpointing comes last (again zero = 0, 1, 2, 3).
 //
 // offload = optimizer (bmb-offload-optimizer) takes AdamW's state out of
 // device memory into the host's, at the price of copying the gradients out
@@ -118,10 +120,15 @@ LogicalResult measure(ModuleOp module, StringRef jobName, int64_t ranks, bool cu
       size = ((elems + ranks - 1) / ranks + align - 1) / align * align;
       total = size * ranks;
     }
-    c.params = std::max(intAttr(program, "param_bytes"),
-                        intAttr(program, "group_param_offset") + total * elemBytes);
-    // zero = 2: the partition only, plus the backward's staging of one unit.
-    c.grads = c.zero == 2 ? (ranks > 1 ? size : elems) * elemBytes +
+    // zero = 3: the frozen params and the partition, plus the staging the
+    // units are gathered into.
+    c.params = c.zero == 3 ? intAttr(program, "group_param_offset") +
+                                 (ranks > 1 ? size : elems) * elemBytes +
+                                 intAttr(program, "param_staging_bytes")
+                           : std::max(intAttr(program, "param_bytes"),
+                                      intAttr(program, "group_param_offset") + total * elemBytes);
+    // zero = 2 and 3: the partition only, plus the backward's staging of one unit.
+    c.grads = c.zero >= 2 ? (ranks > 1 ? size : elems) * elemBytes +
                                 intAttr(program, "grad_staging_bytes")
                           : total * elemBytes;
     c.optState = slots * size * elemBytes;
@@ -186,14 +193,14 @@ LogicalResult mlir::bmb::resolveZeroAuto(ModuleOp module, bool cudaTarget,
     auto optKind = optimizer ? optimizer.getAs<StringAttr>("kind") : StringAttr();
     bool tryOffload = cudaTarget && !settings.get("offload") &&
                       !(optKind && optKind.getValue() == "sgd");
-    std::vector<Candidate> candidates = {{0, {}}, {1, {}}, {2, {}}};
+    std::vector<Candidate> candidates = {{0, {}}, {1, {}}, {2, {}}, {3, {}}};
     if (tryOffload)
       for (int64_t zero : {1, 2})
         candidates.push_back({zero, {}, true});
     if (!settings.get("checkpoint")) {
       std::vector<std::string> repeats = repeatPaths(model);
       if (!repeats.empty()) {
-        for (int64_t zero : {0, 1, 2})
+        for (int64_t zero : {0, 1, 2, 3})
           candidates.push_back({zero, repeats});
         if (tryOffload)
           for (int64_t zero : {1, 2})
@@ -210,9 +217,9 @@ LogicalResult mlir::bmb::resolveZeroAuto(ModuleOp module, bool cudaTarget,
     for (Candidate &c : candidates) {
       std::string why;
       bool compiled = succeeded(measure(module, job.getSymName(), ranks, cudaTarget, c, why));
-      // zero = 2 needs a backward that finishes one unit at a time
-      // (bmb-zero says why not); the other plans remain.
-      if (!compiled && c.zero == 2)
+      // zero = 2 and 3 need a backward that finishes one unit at a time,
+      // and zero = 3 fp32 (bmb-zero says why not); the other plans remain.
+      if (!compiled && c.zero >= 2)
         continue;
       if (!compiled)
         return emitError(settingLoc(job, "zero"), "zero = auto: the candidate ")
@@ -242,11 +249,9 @@ LogicalResult mlir::bmb::resolveZeroAuto(ModuleOp module, bool cudaTarget,
                            << gib(best.total()) << " (params " << gib(best.params)
                            << ", grads " << gib(best.grads) << ", optimizer state "
                            << gib(best.optState) << ", activations " << gib(best.activations)
-                           << "); raise memory or ranks (zero = 3, which would need less, "
-                              "is not implemented yet"
-                           << (cudaTarget ? "" : "; offload = optimizer saves no memory on "
-                                                 "--target=host")
-                           << ")";
+                           << "); raise memory or ranks"
+                           << (cudaTarget ? "" : " (offload = optimizer saves no memory on "
+                                                 "--target=host)");
   }
   return success();
 }

@@ -191,6 +191,28 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
     pendingRequests.push_back(issue);
     return success();
   }
+  if (auto g = dyn_cast<ParamGatherUnitOp>(op)) {
+    // ZeRO-3: the unit's params from every rank's partition into the
+    // staging, waited for at once: the reads that follow need them.
+    if (!g.getLayer()) {
+      auto issue = b.create<ex::GatherUnitOp>(g.getLoc(), requestType(), g.getParamsAttr(),
+                                              Value());
+      b.create<ex::WaitOp>(g.getLoc(), issue);
+      return success();
+    }
+    // A layer: its slot (of two) was filled ahead by the previous
+    // iteration, which this one does for the next layer in turn.
+    Value layer = lookup(g.getLayer());
+    RepeatOp repeat = getInductionVarOwner(g.getLayer());
+    b.create<ex::WaitUnitOp>(g.getLoc(), g.getParamsAttr(), layer);
+    Value one = b.create<arith::ConstantIndexOp>(g.getLoc(), 1);
+    Value next = repeat.getReverse()
+                     ? b.create<arith::SubIOp>(g.getLoc(), layer, one).getResult()
+                     : b.create<arith::AddIOp>(g.getLoc(), layer, one).getResult();
+    b.create<ex::PrefetchUnitOp>(g.getLoc(), g.getParamsAttr(), next,
+                                 b.getI64IntegerAttr(repeat.getCount()));
+    return success();
+  }
   if (auto r = dyn_cast<GradReduceScatterUnitOp>(op)) {
     // ZeRO-2: the unit's staged gradients, summed over ranks into the
     // rank's partition, before the backward stages the next unit there.
@@ -599,6 +621,11 @@ static LogicalResult checkOffload(JobOp job) {
   if (kind && kind.getValue() == "sgd")
     return emitError(at, "offload = optimizer updates AdamW (adamw, adam) on the host; SGD is "
                          "not implemented there yet");
+  // ZeRO-3's params allocation holds only the partition (Partition::
+  // paramsFrom), which the offloaded update's copy back does not index yet.
+  if (auto zero = settings.getAs<IntegerAttr>("zero"); zero && zero.getInt() == 3)
+    return emitError(at, "offload = optimizer with zero = 3 is not implemented yet (use "
+                         "zero = 0, 1 or 2 with it)");
   return success();
 }
 
@@ -679,9 +706,11 @@ LogicalResult mlir::bmb::lowerTrainJob(ModuleOp module, JobOp job) {
   }
   int64_t optSlots = optKind == "adamw" ? 2 : momentum != 0 ? 1 : 0;
   // bmb-zero left its mark on @optimizer_step (stage 1: a partitioned
-  // step) or on the backward (stage 2: per-unit reduce-scatters).
+  // step) or on the backward (stage 2: per-unit reduce-scatters; stage 3:
+  // per-unit gathers of the params as well).
   int64_t zeroStage = optStep.getOps<GradReduceScatterOp>().empty() ? 0 : 1;
   trainStep.walk([&](GradReduceScatterUnitOp) { zeroStage = 2; });
+  trainStep.walk([&](ParamGatherUnitOp) { zeroStage = 3; });
   auto str = [&](DictionaryAttr d, StringRef key) {
     auto s = d ? d.getAs<StringAttr>(key) : StringAttr();
     return b.getStringAttr(s ? s.getValue() : "");

@@ -27,9 +27,14 @@
 // allocation (`grad_staging_bytes`, each param's `staging_offset`): the
 // params outside repeats and one layer of each repeat, where the backward
 // writes a unit's gradients before they are reduce-scattered into the
-// partition. An offloaded optimizer (bmb-offload-optimizer) makes the
-// optimizer state a host role (`offload_state_bytes`: four slots over the
-// group, bmrt/offload.h). Their activations are
+// partition. zero = 3 programs get a param staging (`param_staging_bytes`),
+// where each unit's params are gathered from the ranks' partitions and
+// read: the same layout, then a second slot for every repeat's layer, the
+// same layout again `param_slot_stride` bytes further on (layer l reads
+// slot l % 2, so the next layer's gather can fill the other one). An
+// offloaded optimizer (bmb-offload-optimizer) makes the optimizer state a
+// host role (`offload_state_bytes`: four slots over the group,
+// bmrt/offload.h). Their activations are
 // planned like any entry's: the forward_backward entry holds the forward
 // and the backward, so a saved activation (a stacked `[count, ...]` buffer
 // written in the forward loop, read in the backward loop) is live from the
@@ -237,7 +242,7 @@ struct PlanMemoryPass : mlir::bmb::impl::PlanMemoryPassBase<PlanMemoryPass> {
       }
       SmallVector<int64_t> unitBounds; // bytes into the group
       auto stage = train ? train.getAs<IntegerAttr>("zero_stage") : IntegerAttr();
-      const bool staged = stage && stage.getInt() == 2;
+      const bool staged = stage && stage.getInt() >= 2;
       int64_t stagingBytes = 0;
       grads = layOutGroup(group, unitBounds, stagingBytes,
                           [&](ParamOp p, int64_t at, int64_t stride, int64_t stagingAt) {
@@ -285,6 +290,12 @@ struct PlanMemoryPass : mlir::bmb::impl::PlanMemoryPassBase<PlanMemoryPass> {
         program.walk([&](OffloadGradsOutOp) { offloaded = true; });
         if (offloaded)
           program->setAttr("offload_state_bytes", b.getI64IntegerAttr(4 * grads));
+        if (stage && stage.getInt() == 3) {
+          const int64_t layerSlots = stagingBytes - unitBounds[1];
+          program->setAttr("param_staging_bytes",
+                           b.getI64IntegerAttr(stagingBytes + layerSlots));
+          program->setAttr("param_slot_stride", b.getI64IntegerAttr(layerSlots));
+        }
       }
     });
   }

@@ -1,8 +1,9 @@
 //===- VerifyAsync.cpp - Nothing touches a collective's buffers in flight --===//
 //
 // bmb-verify-async (docs/distributed.md; DESIGN decision 5). A collective
-// (bmb_exec.all_reduce_grads, reduce_scatter_grads, all_gather_params, and
-// zero = 2's reduce_scatter_unit of a staged unit) owns
+// (bmb_exec.all_reduce_grads, reduce_scatter_grads, all_gather_params,
+// zero = 2's reduce_scatter_unit of a staged unit, zero = 3's gather_unit)
+// owns
 // its buffers from its issue to its bmb_exec.wait: the progress thread (a
 // comm stream on a GPU) reads and writes them meanwhile. This pass checks,
 // per entry function, that
@@ -29,10 +30,20 @@
 // owns, each loop iteration touches only the layer it issues, nothing
 // before the wait touches the gradients, and a wait exists.
 //
+// zero = 3 programs read every trainable param from the staging that
+// bmb_exec.gather_unit fills, one unit at a time, so each read must come
+// after the wait of its unit's gather, with no other gather of that unit in
+// between (verifyGathered): a layer's read in the same loop iteration (the
+// same layer value, after its bmb_exec.wait_unit), unit 0's anywhere after
+// its gather in the entry. A layer's bmb_exec.prefetch_unit may only fetch
+// the layer next to the one its wait_unit fetched (%i + 1 or %i - 1): the
+// other of the two slots, which no read of the iteration touches.
+//
 //===----------------------------------------------------------------------===//
 #include "dialects/BmbExec/BmbExecOps.h"
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
@@ -53,13 +64,15 @@ bool isOffload(Operation *op) { return isa<OffloadGradsOutOp, OffloadAdamWUpdate
 
 /// The ops that issue asynchronous work yielding a request.
 bool isCollective(Operation *op) {
-  return isa<AllReduceGradsOp, ReduceScatterGradsOp, AllGatherParamsOp, ReduceScatterUnitOp>(op) ||
+  return isa<AllReduceGradsOp, ReduceScatterGradsOp, AllGatherParamsOp, ReduceScatterUnitOp,
+             GatherUnitOp>(op) ||
          isOffload(op);
 }
 
 /// The role an issued op owns until its request is consumed.
 Role ownedBy(Operation *op) {
-  return isa<AllGatherParamsOp, OffloadAdamWUpdateOp>(op) ? Role::Params : Role::Grads;
+  return isa<AllGatherParamsOp, GatherUnitOp, OffloadAdamWUpdateOp>(op) ? Role::Params
+                                                                        : Role::Grads;
 }
 
 /// Whether `op` (not a collective) touches `role`.
@@ -68,6 +81,40 @@ bool touches(Operation *op, Role role) {
     return isa<GradRefOp, GradNormOp, ClipGradsOp, AdamWUpdateOp, SGDUpdateOp, ZeroGradsOp,
                AddUnitGradsOp, OffloadGradsOutOp>(op);
   return isa<ParamRefOp, AdamWUpdateOp, SGDUpdateOp>(op);
+}
+
+/// An index as a * iv + b, iv a block argument (a loop's induction
+/// variable) or none: what the layer expressions of the loops over layers
+/// are made of (constants, the induction variable, addi, subi), so that
+/// "layer %n is next to layer %i" survives canonicalization.
+struct Linear {
+  Value iv;
+  int64_t a = 0, b = 0;
+  bool ok = false;
+};
+
+Linear linearIndex(Value v, int depth = 0) {
+  APInt c;
+  if (matchPattern(v, m_ConstantInt(&c)))
+    return {Value(), 0, c.getSExtValue(), true};
+  if (isa<BlockArgument>(v))
+    return {v, 1, 0, true};
+  Operation *op = v.getDefiningOp();
+  if (!op || depth > 8 || !isa<arith::AddIOp, arith::SubIOp>(op))
+    return {};
+  Linear l = linearIndex(op->getOperand(0), depth + 1);
+  Linear r = linearIndex(op->getOperand(1), depth + 1);
+  if (!l.ok || !r.ok || (l.iv && r.iv && l.iv != r.iv))
+    return {};
+  const int64_t sign = isa<arith::SubIOp>(op) ? -1 : 1;
+  return {l.iv ? l.iv : r.iv, l.a + sign * r.a, l.b + sign * r.b, true};
+}
+
+/// Whether index `next` is index `at` plus or minus one.
+bool isNextTo(Value next, Value at) {
+  Linear n = linearIndex(next), x = linearIndex(at);
+  return n.ok && x.ok && n.a == x.a && (n.a == 0 || n.iv == x.iv) &&
+         (n.b - x.b == 1 || n.b - x.b == -1);
 }
 
 StringRef what(Role role) { return role == Role::Grads ? "gradients" : "trainable params"; }
@@ -130,9 +177,75 @@ struct VerifyAsyncPass : mlir::bmb::impl::VerifyAsyncPassBase<VerifyAsyncPass> {
     getOperation().walk([&](func::FuncOp f) {
       if (failed(verifyDeferred(f)))
         ok = false;
+      if (failed(verifyGathered(f)))
+        ok = false;
     });
     if (!ok)
       signalPassFailure();
+  }
+
+  /// zero = 3: every read of a trainable param follows the wait of its
+  /// unit's gather (the same layer value), in program order, with no gather
+  /// of that param in flight or overwriting it since.
+  LogicalResult verifyGathered(func::FuncOp f) {
+    auto program = f->getParentOfType<ProgramOp>();
+    auto train = program ? program->getAttrOfType<DictionaryAttr>("train") : DictionaryAttr();
+    auto stage = train ? train.getAs<IntegerAttr>("zero_stage") : IntegerAttr();
+    if (!stage || stage.getInt() != 3)
+      return success();
+    // Param name -> the layer value of its gathered unit (null: unit 0),
+    // set at a gather's wait; a gather's issue takes its params out.
+    DenseMap<StringRef, std::pair<Value, Operation *>> ready;
+    WalkResult r = f.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (auto g = dyn_cast<GatherUnitOp>(op)) {
+        for (Attribute a : g.getParams())
+          ready.erase(cast<FlatSymbolRefAttr>(a).getValue());
+        return WalkResult::advance();
+      }
+      if (auto w = dyn_cast<WaitOp>(op)) {
+        if (auto g = w.getRequest().getDefiningOp<GatherUnitOp>())
+          for (Attribute a : g.getParams())
+            ready[cast<FlatSymbolRefAttr>(a).getValue()] = {g.getLayer(), g};
+        return WalkResult::advance();
+      }
+      if (auto w = dyn_cast<WaitUnitOp>(op)) {
+        for (Attribute a : w.getParams())
+          ready[cast<FlatSymbolRefAttr>(a).getValue()] = {w.getLayer(), w};
+        return WalkResult::advance();
+      }
+      if (auto f = dyn_cast<PrefetchUnitOp>(op)) {
+        auto it = ready.find(cast<FlatSymbolRefAttr>(f.getParams()[0]).getValue());
+        if (it == ready.end() || !it->second.first ||
+            !isNextTo(f.getLayer(), it->second.first)) {
+          f.emitError("bmb-verify-async: prefetches a layer that is not next to the one its "
+                      "unit's wait_unit fetched (the two slots alternate by layer)");
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      }
+      auto ref = dyn_cast<ParamRefOp>(op);
+      if (!ref)
+        return WalkResult::advance();
+      auto p = program.lookupSymbol<ParamOp>(ref.getParam());
+      if (!p || p.getFrozen())
+        return WalkResult::advance(); // frozen params stay whole
+      auto it = ready.find(ref.getParam());
+      if (it == ready.end()) {
+        ref.emitError("bmb-verify-async: reads @")
+            << ref.getParam()
+            << " (zero = 3) before its unit's gather has been waited for";
+        return WalkResult::interrupt();
+      }
+      if (it->second.first != ref.getLayer()) {
+        InFlightDiagnostic d = ref.emitError("bmb-verify-async: reads @")
+                               << ref.getParam()
+                               << " (zero = 3) at another layer than its unit's gather";
+        d.attachNote(it->second.second->getLoc()) << "the gather";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return failure(r.wasInterrupted());
   }
 
   /// Whether `defer` hands over layer 0 of params that all have one layer:

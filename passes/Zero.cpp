@@ -23,8 +23,21 @@
 // one-unit staging buffer (the unit meets each rank's partition in a piece
 // of its own length) and an add of the rank's piece into its partition.
 // @optimizer_step then has nothing to reduce: clip, update the partition,
-// all-gather the params as in stage 1. Stage 3 (params partitioned) is an
-// error at the setting: not implemented yet.
+// all-gather the params as in stage 1.
+//
+// Stage 3 partitions the params too: each rank holds only its partition of
+// the group (the master copy its optimizer updates), and the entries read
+// every trainable param from a staging buffer (unit 0, and two slots per
+// repeat that its layers alternate between). Stage 2's reduce-scatters
+// stay; in front of every read of a unit's params comes its gather:
+//   bmb.param_gather_unit [...]              start of @train_step and @loss
+//   bmb.param_gather_unit [...] layer %i     start of each repeat iteration,
+//                                            forward and reverse
+// and @optimizer_step ends without the all-gather (the next step gathers
+// what it reads). The lowering turns a layer's gather into a wait for the
+// gather the previous iteration issued ahead, and issues the next layer's
+// (LowerTrain.cpp). All-gather only copies, so stage 3 computes what stage
+// 2 does, bit for bit.
 // `auto` is bmbc's to resolve before the pipeline (compiler/ZeroAuto.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -61,15 +74,17 @@ struct ZeroPass : mlir::bmb::impl::ZeroPassBase<ZeroPass> {
     if (auto word = dyn_cast<StringAttr>(setting); word && word.getValue() == "auto")
       return emitError(settingLoc(job, "zero"),
                        "zero = auto is chosen by bmbc, which compiles each candidate plan "
-                       "(compiler/ZeroAuto.cpp); without bmbc set zero = 0, 1 or 2");
+                       "(compiler/ZeroAuto.cpp); without bmbc set zero = 0, 1, 2 or 3");
     if (!stage)
       return emitError(settingLoc(job, "zero"), "zero = ")
-             << setting << " is not implemented yet (zero = 0, 1 and 2 are)";
+             << setting << " is not implemented yet (zero = 0, 1, 2 and 3 are)";
     if (stage.getInt() == 0)
       return success();
-    if (stage.getInt() != 1 && stage.getInt() != 2)
+    if (stage.getInt() < 1 || stage.getInt() > 3)
       return emitError(settingLoc(job, "zero"), "zero = ")
-             << stage.getInt() << " is not implemented yet (zero = 0, 1 and 2 are)";
+             << stage.getInt() << " is not implemented yet (zero = 0, 1, 2 and 3 are)";
+    if (stage.getInt() == 3 && failed(checkStage3(job)))
+      return failure();
     auto step = dyn_cast_or_null<func::FuncOp>(model.lookupSymbol("optimizer_step"));
     SmallVector<GradAllReduceOp> buckets;
     if (step)
@@ -78,8 +93,8 @@ struct ZeroPass : mlir::bmb::impl::ZeroPassBase<ZeroPass> {
       return job.emitError("bmb-zero: @optimizer_step has no gradient all-reduce to partition "
                            "(run bmb-data-parallel first)");
     OpBuilder b(buckets.front());
-    if (stage.getInt() == 2) {
-      if (failed(partitionBackward(job, model)))
+    if (stage.getInt() >= 2) {
+      if (failed(partitionBackward(job, model, stage.getInt())))
         return failure();
     } else {
       b.create<GradReduceScatterOp>(buckets.front().getLoc());
@@ -90,15 +105,70 @@ struct ZeroPass : mlir::bmb::impl::ZeroPassBase<ZeroPass> {
     // go too: stage 1 reduce-scatters the group at the optimizer step.
     if (auto fwdBwd = dyn_cast_or_null<func::FuncOp>(model.lookupSymbol("train_step")))
       fwdBwd.walk([](GradAllReduceOp op) { op.erase(); });
+    if (stage.getInt() == 3)
+      return gatherParams(job, model);
     b.setInsertionPoint(step.getBody().front().getTerminator());
     b.create<ParamAllGatherOp>(job.getLoc());
     return success();
   }
 
-  /// Stage 2: each per-unit all-reduce of @train_step's backward becomes
-  /// that unit's reduce-scatter into the partition. bmb-data-parallel put
-  /// them only where every unit is covered exactly once.
-  LogicalResult partitionBackward(JobOp job, ModelOp model) {
+  /// What stage 3 does not do yet, refused at the setting.
+  LogicalResult checkStage3(JobOp job) {
+    if (job.getKind() == JobKind::Tune)
+      return emitError(settingLoc(job, "zero"),
+                       "zero = 3 is not implemented for tune jobs yet (use zero = 0, 1 or 2)");
+    if (auto p = job.getSettings().getAs<StringAttr>("precision");
+        p && (p.getValue() == "bf16" || p.getValue() == "fp16"))
+      return emitError(settingLoc(job, "zero"), "zero = 3 with precision = ")
+             << p.getValue()
+             << " is not implemented yet (the reduced-precision weight copy is made from "
+                "whole params; use zero = 2, or precision = fp32)";
+    return success();
+  }
+
+  /// Stage 3: each entry that reads the params gathers every unit before
+  /// its reads. The units are stage 2's: the reduce-scatters of the
+  /// backward name them (unit 0 possibly in several pieces, one repeat per
+  /// layer count).
+  LogicalResult gatherParams(JobOp job, ModelOp model) {
+    auto fwdBwd = cast<func::FuncOp>(model.lookupSymbol("train_step"));
+    auto eval = dyn_cast_or_null<func::FuncOp>(model.lookupSymbol("loss"));
+    if (!eval)
+      return job.emitError("bmb-zero: model @")
+             << model.getSymName() << " has no @loss for the held-out evaluation to gather in";
+    SmallVector<ArrayAttr> outside;
+    DenseMap<int64_t, ArrayAttr> layerUnits; // repeat count -> its unit's params
+    fwdBwd.walk([&](GradReduceScatterUnitOp op) {
+      if (!op.getLayer())
+        outside.push_back(op.getParamsAttr());
+      else
+        layerUnits[getInductionVarOwner(op.getLayer()).getCount()] = op.getParamsAttr();
+    });
+    // A stacked param is read only at its repeat's induction variable (the
+    // bmb.param_get verifier), and stage 2's units cover every repeat, so
+    // these gathers precede every read; bmb-verify-async checks that on
+    // the lowered entries.
+    for (func::FuncOp f : {fwdBwd, eval}) {
+      OpBuilder b(f.getContext());
+      b.setInsertionPointToStart(&f.getBody().front());
+      for (ArrayAttr params : outside)
+        b.create<ParamGatherUnitOp>(f.getLoc(), params, Value());
+      f.walk([&](RepeatOp rep) {
+        auto it = layerUnits.find(rep.getCount());
+        if (it == layerUnits.end())
+          return; // stacks no trainable param
+        b.setInsertionPointToStart(rep.getBodyBlock());
+        b.create<ParamGatherUnitOp>(rep.getLoc(), it->second, rep.getInductionVar());
+      });
+    }
+    return success();
+  }
+
+  /// Stage 2 (and 3): each per-unit all-reduce of @train_step's backward
+  /// becomes that unit's reduce-scatter into the partition.
+  /// bmb-data-parallel put them only where every unit is covered exactly
+  /// once.
+  LogicalResult partitionBackward(JobOp job, ModelOp model, int64_t stage) {
     if (auto p = job.getSettings().getAs<StringAttr>("precision"); p && p.getValue() == "fp16")
       return emitError(settingLoc(job, "zero"),
                        "zero = 2 with precision = fp16 is not implemented yet (loss scaling "
@@ -109,10 +179,11 @@ struct ZeroPass : mlir::bmb::impl::ZeroPassBase<ZeroPass> {
     if (fwdBwd)
       fwdBwd.walk([&](GradAllReduceOp op) { units.push_back(op); });
     if (units.empty())
-      return emitError(settingLoc(job, "zero"),
-                       "zero = 2 needs a backward that finishes the gradients one unit at a "
-                       "time (each repeat's params all stacked alike, no repeat run twice); "
-                       "bmb-data-parallel found none here, so use zero = 1");
+      return emitError(settingLoc(job, "zero"), "zero = ")
+             << stage
+             << " needs a backward that finishes the gradients one unit at a "
+                "time (each repeat's params all stacked alike, no repeat run twice); "
+                "bmb-data-parallel found none here, so use zero = 1";
     for (GradAllReduceOp op : units) {
       OpBuilder b(op);
       b.create<GradReduceScatterUnitOp>(op.getLoc(), op.getParamsAttr(), op.getLayer());

@@ -2,12 +2,13 @@
 (124M), fp32 AdamW, batch 2 x 256 tokens per rank and step, one thread per
 rank, `mpirun -np N` for N = 1, 2, 4 and zero = 0 (plain data parallel; its
 gradient all-reduce overlapped with the backward, and with --no-overlap at
-the optimizer step), zero = 1 (optimizer state partitioned) and zero = 2
+the optimizer step), zero = 1 (optimizer state partitioned), zero = 2
 (gradients partitioned too; its grads figure includes the backward's
-staging of one layer), and zero = 1 with offload = optimizer (AdamW on the
-host: here the same RAM, so its optimizer state, with the fp32 master and
-the gradient staging, is twice ZeRO-1's and saves nothing). ZeRO-3 is not implemented yet (an error at the
-setting), so it is not measured.
+staging of one layer), zero = 3 (params partitioned too; its params
+figure includes the staging each layer is gathered into), and zero = 1 with
+offload = optimizer (AdamW on the host: here the same RAM, so its optimizer
+state, with the fp32 master and the gradient staging, is twice ZeRO-1's and
+saves nothing).
 
 `bench.py --nano [OUT]`: the same runs on GPT-2 nano (vocab 512, dim 64, 2
 layers, 2 x 64 tokens), to check the benchmark works on a loaded machine;
@@ -21,7 +22,7 @@ Per run, rank 0's figures as the running program reports them:
   - tokens/s of the whole job (the metrics log; the first step is warm-up),
 next to the ZeRO paper's analytic per-rank bytes for the precision used
 (fp32 params 4, grads 4, AdamW m and v 8 bytes per parameter; ZeRO-1 divides
-the 8 by N, ZeRO-2 the 4 + 8), and the throughput of ZeRO-1 relative to zero = 0 at the same
+the 8 by N, ZeRO-2 the 4 + 8, ZeRO-3 all of it), and the throughput of ZeRO-1 relative to zero = 0 at the same
 N. Activation memory and recomputation are bench/train's and the
 checkpointing benchmark's business.
 
@@ -74,16 +75,19 @@ def run(exe, ranks, data, scratch, flags=()):
     p = subprocess.run(cmd, capture_output=True, text=True, env=ENV)
     if p.returncode != 0:
         raise RuntimeError("exit %d: %s" % (p.returncode, p.stderr.strip().splitlines()[-1:]))
-    # zero = 2: "grads X MiB (+ Y MiB staging)", both counted as grads.
-    mem = re.search(r"memory: params ([\d.]+) MiB, grads ([\d.]+) MiB"
-                    r"(?: \(\+ ([\d.]+) MiB staging\))?, optimizer state ([\d.]+) MiB", p.stderr)
+    # zero = 2 and 3: "grads X MiB (+ Y MiB staging)", both counted as
+    # grads; zero = 3: "params X MiB (+ Y MiB staging)", both as params.
+    mem = re.search(r"memory: params ([\d.]+) MiB(?: \(\+ ([\d.]+) MiB staging\))?, "
+                    r"grads ([\d.]+) MiB(?: \(\+ ([\d.]+) MiB staging\))?, "
+                    r"optimizer state ([\d.]+) MiB", p.stderr)
     rss = [float(re.search(r"peak RSS (\d+) MiB", p.stderr).group(1))]
     for r in range(1, ranks):
         text = open(os.path.join(out, "logs", "rank-%d.log" % r)).read()
         rss.append(float(re.search(r"peak RSS (\d+) MiB", text).group(1)))
     tps = [json.loads(l)["tokens_per_s"] for l in open(log)][1:]
-    params, grads, staging, opt = mem.groups()
-    figures = [float(params), float(grads) + float(staging or 0), float(opt)]
+    params, pstaging, grads, staging, opt = mem.groups()
+    figures = [float(params) + float(pstaging or 0), float(grads) + float(staging or 0),
+               float(opt)]
     return figures, rss, sorted(tps)[len(tps) // 2]
 
 
@@ -99,7 +103,7 @@ def main():
     rows, table = [], []
     with tempfile.TemporaryDirectory(prefix="bmb-bench-dist-") as scratch:
         size = "nano" if NANO else "small"
-        exes = {z: compile_job("bench_gpt2_%s_zero%d" % (size, z), scratch) for z in (0, 1, 2)}
+        exes = {z: compile_job("bench_gpt2_%s_zero%d" % (size, z), scratch) for z in (0, 1, 2, 3)}
         exes["1off"] = compile_job("bench_gpt2_%s_zero1_offload" % size, scratch)
         import random
         rng = random.Random(0)
@@ -109,7 +113,8 @@ def main():
         # zero = 0 sends each layer's gradients from the backward (overlap);
         # --no-overlap reduces them at the optimizer step instead.
         variants = [(0, "zero0", []), (0, "zero0-no-overlap", ["--no-overlap"]),
-                    (1, "zero1", []), (2, "zero2", []), ("1off", "zero1-offload", [])]
+                    (1, "zero1", []), (2, "zero2", []), (3, "zero3", []),
+                    ("1off", "zero1-offload", [])]
         for n in RANKS:
             base = None
             for z, name, flags in variants:
@@ -119,8 +124,10 @@ def main():
                 (p, g, o), rss, tps = run(exes[z], n, data, scratch, flags)
                 # offload: ZeRO-1's, plus the host's fp32 master and gradient
                 # staging (8 bytes per parameter / N; the same RAM here).
-                analytic = (4 * psi + 4 * psi / (n if z == 2 else 1) +
-                            8 * psi / (n if z else 1) + (8 * psi / n if z == "1off" else 0)) / MIB
+                stage = 1 if z == "1off" else z
+                analytic = (4 * psi / (n if stage == 3 else 1) +
+                            4 * psi / (n if stage >= 2 else 1) + 8 * psi / (n if stage else 1) +
+                            (8 * psi / n if z == "1off" else 0)) / MIB
                 r = {"samples": [tps], "min": tps, "median": tps, "max": tps, "own_cpu_s": 0,
                      "foreign_cpu_s": 0, "noisy": False}
                 rows.append(benchlib.record(out, "dist", "bmb", "gpt2-%s np%d" % (size, n),
@@ -141,8 +148,9 @@ def main():
                .format(d))
               % (n, name, p, g, o, p + g + o, a, rss, tps, rel))
     print("(MiB per rank; 'ZeRO paper': 4+4+8 bytes per parameter, the 8 divided by the "
-          "ranks under ZeRO-1, the 4+8 under ZeRO-2; zero2's grads include its staging; "
-          "zero1-offload adds the host's master and staging, 8 / N)")
+          "ranks under ZeRO-1, the 4+8 under ZeRO-2, all under ZeRO-3; zero2's and zero3's "
+          "grads include their staging, zero3's params too; zero1-offload adds the host's "
+          "master and staging, 8 / N)")
     return 0
 
 

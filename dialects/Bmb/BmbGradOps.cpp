@@ -352,25 +352,42 @@ LogicalResult GradAllReduceOp::verify() {
   return success();
 }
 
-LogicalResult GradReduceScatterUnitOp::verify() {
-  if (getParams().empty())
-    return emitOpError("needs at least one param");
-  if (getLayer() && !getInductionVarOwner(getLayer()))
-    return emitOpError("layer is not the induction variable of an enclosing bmb.repeat");
+// One unit of the layer-major group (ZeRO-2's reduce-scatter, ZeRO-3's
+// gather): params, and the layer for a repeat's unit.
+static LogicalResult verifyUnit(Operation *op, ArrayAttr params, Value layer) {
+  if (params.empty())
+    return op->emitOpError("needs at least one param");
+  if (layer && !getInductionVarOwner(layer))
+    return op->emitOpError("layer is not the induction variable of an enclosing bmb.repeat");
   return success();
 }
 
-LogicalResult GradReduceScatterUnitOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  for (Attribute a : getParams()) {
-    FailureOr<ParamOp> p = lookupTrainable(*this, cast<FlatSymbolRefAttr>(a), symbolTable);
+static LogicalResult verifyUnitSymbols(Operation *op, ArrayAttr params, Value layer,
+                                       SymbolTableCollection &symbolTable) {
+  for (Attribute a : params) {
+    FailureOr<ParamOp> p = lookupTrainable(op, cast<FlatSymbolRefAttr>(a), symbolTable);
     if (failed(p))
       return failure();
-    if (getLayer() && p->getStacked() != 1)
-      return emitOpError("layer of ") << a << ", which is not stacked by one repeat";
-    if (!getLayer() && p->getStacked())
-      return emitOpError("the unit outside repeats holds ") << a << ", a stacked param";
+    if (layer && p->getStacked() != 1)
+      return op->emitOpError("layer of ") << a << ", which is not stacked by one repeat";
+    if (!layer && p->getStacked())
+      return op->emitOpError("the unit outside repeats holds ") << a << ", a stacked param";
   }
   return success();
+}
+
+LogicalResult GradReduceScatterUnitOp::verify() {
+  return verifyUnit(*this, getParams(), getLayer());
+}
+
+LogicalResult GradReduceScatterUnitOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyUnitSymbols(*this, getParams(), getLayer(), symbolTable);
+}
+
+LogicalResult ParamGatherUnitOp::verify() { return verifyUnit(*this, getParams(), getLayer()); }
+
+LogicalResult ParamGatherUnitOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyUnitSymbols(*this, getParams(), getLayer(), symbolTable);
 }
 
 LogicalResult GradAllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {

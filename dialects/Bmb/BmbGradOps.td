@@ -513,6 +513,35 @@ def Bmb_GradReduceScatterUnitOp : Bmb_Op<"grad_reduce_scatter_unit", [
   let hasVerifier = 1;
 }
 
+def Bmb_ParamGatherUnitOp : Bmb_Op<"param_gather_unit", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "ZeRO-3: one unit's params, from every rank's partition, for the reads that follow";
+  let description = [{
+    Inserted by `bmb-zero` (zero = 3), where each rank holds only its
+    partition of the trainable params: at the start of `@train_step` and
+    `@loss` for the params outside repeats (unit 0, kept for the whole
+    entry), and at the start of each iteration of every repeat, forward and
+    reverse, for that layer (`layer %i`), so the backward's reads and an
+    activation-checkpointed recomputation see the gathered layer. The
+    lowering all-gathers the unit's pieces (each rank's intersection with
+    its partition) into a staging buffer, where the forward and the
+    backward read every trainable param: unit 0's place, and two slots per
+    repeat that its layers alternate between, so a layer's gather is
+    issued by the iteration before (bmb_exec.wait_unit, prefetch_unit).
+    There is no release op: the gather of layer i + 2 reuses layer i's slot
+    once layer i's iteration is over.
+
+    ```mlir
+    bmb.param_gather_unit [@wte.w]
+    bmb.param_gather_unit [@h.ln.w, @h.fc.w] layer %i
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$params, Optional<Index>:$layer);
+  let assemblyFormat = "$params (`layer` $layer^)? attr-dict";
+  let hasVerifier = 1;
+}
+
 def Bmb_ParamAllGatherOp : Bmb_Op<"param_all_gather", [
     MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "ZeRO: every rank's updated parameter partition to every rank";

@@ -65,7 +65,7 @@ LogicalResult DeferAllReduceGradsOp::verifySymbolUses(SymbolTableCollection &sym
 LogicalResult WaitOp::verify() {
   Operation *def = getRequest().getDefiningOp();
   if (!def || !isa<AllReduceGradsOp, ReduceScatterGradsOp, AllGatherParamsOp, ReduceScatterUnitOp,
-                   OffloadAdamWUpdateOp>(def))
+                   GatherUnitOp, OffloadAdamWUpdateOp>(def))
     return emitOpError("waits on a value that no collective or offloaded update of this "
                        "function issued");
   if (!getRequest().hasOneUse())

@@ -150,6 +150,65 @@ def BmbExec_AddUnitGradsOp : BmbExec_Op<"add_unit_grads"> {
   let assemblyFormat = "$params (`layer` $layer^)? attr-dict";
 }
 
+def BmbExec_GatherUnitOp : BmbExec_Op<"gather_unit"> {
+  let summary = "ZeRO-3: issues the all-gather of one unit's params into the staging (Comm::allGatherv)";
+  let description = [{
+    In the entries of a zero = 3 program, before the unit's params are
+    read: the rank copies its piece of the unit (the unit's intersection
+    with its partition of the group, possibly empty) from its partition of
+    the params into the unit's place in the param staging allocation, and
+    the pieces of all ranks are all-gathered there (bmrt::gather_unit).
+    Every read of a trainable param (`bmb_exec.param_ref`) reads the
+    staging, so it must follow the wait of its unit's gather in the same
+    iteration (bmb-verify-async).
+
+    ```mlir
+    %g = bmb_exec.gather_unit [@h.fc.w, @h.fc.b] layer %i
+    bmb_exec.wait %g
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$params, Optional<Index>:$layer);
+  let results = (outs BmbExec_RequestType:$request);
+  let assemblyFormat = "$params (`layer` $layer^)? attr-dict";
+}
+
+def BmbExec_WaitUnitOp : BmbExec_Op<"wait_unit"> {
+  let summary = "ZeRO-3: layer %layer's params in its staging slot, gathered ahead or now";
+  let description = [{
+    At the start of a repeat iteration of a zero = 3 program: waits for the
+    gather of layer `%layer`'s unit that the previous iteration's
+    `bmb_exec.prefetch_unit` issued into the layer's slot (slot layer % 2
+    of the repeat's two), or, when none was issued (the loop's first
+    iteration), gathers it now and waits (bmrt::wait_unit). The reads of
+    the layer that follow in the iteration read that slot.
+
+    ```mlir
+    bmb_exec.wait_unit [@h.fc.w, @h.fc.b] layer %i
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$params, Index:$layer);
+  let assemblyFormat = "$params `layer` $layer attr-dict";
+}
+
+def BmbExec_PrefetchUnitOp : BmbExec_Op<"prefetch_unit"> {
+  let summary = "ZeRO-3: issues the gather of the next layer into the other slot";
+  let description = [{
+    After `bmb_exec.wait_unit` of layer %i: issues the gather of layer
+    `%layer` (%i + 1 in a forward loop, %i - 1 in a reverse one, checked by
+    bmb-verify-async) into its slot, the one layer %i does not use, so it
+    travels while layer %i computes; the next iteration's wait_unit takes
+    it (bmrt::prefetch_unit). Past the first or last of the `layers`
+    layers it does nothing.
+
+    ```mlir
+    %n = arith.addi %i, %c1 : index
+    bmb_exec.prefetch_unit [@h.fc.w, @h.fc.b] layer %n of 12
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$params, Index:$layer, I64Attr:$layers);
+  let assemblyFormat = "$params `layer` $layer `of` $layers attr-dict";
+}
+
 def BmbExec_WaitOp : BmbExec_Op<"wait"> {
   let summary = "blocks until an issued collective is done (Comm::wait)";
   let arguments = (ins BmbExec_RequestType:$request);

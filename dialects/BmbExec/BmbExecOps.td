@@ -71,6 +71,8 @@ def BmbExec_ParamOp : BmbExec_Op<"param", [Symbol, HasParent<"ProgramOp">]> {
     grads staging allocation instead (one unit per repeat and the params
     outside repeats, docs/distributed.md): `staging_offset` is its byte
     offset there (of its layer-0 slice; every layer's slice goes there).
+    zero = 3 programs read the trainable params from a param staging of
+    the same layout, at the same offset (`bmb_exec.gather_unit` fills it).
 
     ```mlir
     bmb_exec.param @h.ln1.w stacked offset 4096 : memref<2x64xf32>

@@ -45,7 +45,7 @@ static void *mapZeroed(int64_t bytes, const char *role, const ProgramInfo &progr
 
 ProgramBuffers::ProgramBuffers(const ProgramInfo &program, int rank, int ranks) {
   const RolePlan plan = planRoles(program, rank, ranks);
-  for (int i = 0; i < 7; i++)
+  for (int i = 0; i < 8; i++)
     bytes_[i] = plan.bytes[i];
   if (program.train)
     buf_.part = plan.part;
@@ -67,6 +67,8 @@ ProgramBuffers::ProgramBuffers(const ProgramInfo &program, int rank, int ranks) 
         buf_.lowParams = mapZeroed(bytes_[5], "reduced-precision weight copy", program);
       if (bytes_[6] > 0)
         buf_.gradStaging = mapZeroed(bytes_[6], "gradient staging", program);
+      if (bytes_[7] > 0)
+        buf_.paramStaging = mapZeroed(bytes_[7], "parameter staging", program);
     }
   } catch (...) {
     release(); // what was mapped before the failing role
@@ -77,9 +79,9 @@ ProgramBuffers::ProgramBuffers(const ProgramInfo &program, int rank, int ranks) 
 ProgramBuffers::~ProgramBuffers() { release(); }
 
 void ProgramBuffers::release() {
-  void *ptrs[7] = {buf_.params, buf_.state, buf_.activations, buf_.grads, buf_.optState,
-                   buf_.lowParams, buf_.gradStaging};
-  for (int i = 0; i < 7; i++)
+  void *ptrs[8] = {buf_.params, buf_.state, buf_.activations, buf_.grads, buf_.optState,
+                   buf_.lowParams, buf_.gradStaging, buf_.paramStaging};
+  for (int i = 0; i < 8; i++)
     if (ptrs[i])
       munmap(ptrs[i], (size_t)bytes_[i]);
   buf_ = Buffers();

@@ -26,17 +26,17 @@ public:
   ProgramBuffers &operator=(const ProgramBuffers &) = delete;
 
   const Buffers &get() const { return buf_; }
-  /// Bytes of role 0..6: params, state, activations, grads, optimizer state,
+  /// Bytes of role 0..7: params, state, activations, grads, optimizer state,
   /// the reduced-precision weight copy (bf16/fp16 training programs), the
-  /// gradient staging (zero = 2).
+  /// gradient staging (zero = 2 and 3), the param staging (zero = 3).
   int64_t bytes(int role) const;
 
 private:
   void release();
 
   Buffers buf_;
-  int64_t bytes_[7] = {0, 0, 0, 0, 0, 0, 0}; // params, state, activations, grads, optState,
-                                             // lowParams, gradStaging
+  int64_t bytes_[8] = {0, 0, 0, 0, 0, 0, 0, 0}; // params, state, activations, grads, optState,
+                                                // lowParams, gradStaging, paramStaging
 };
 
 } // namespace bmrt

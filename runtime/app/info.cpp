@@ -106,6 +106,11 @@ static void printTrainInfo(FILE *out, const ProgramInfo &p) {
                  "zero = 2: on N ranks each holds 1/N of the grads, plus %.2f MiB of gradient "
                  "staging\n",
                  mib(t.gradStagingBytes));
+  if (t.zeroStage == 3)
+    std::fprintf(out,
+                 "zero = 3: on N ranks each holds 1/N of the trainable params and grads, plus "
+                 "%.2f MiB of param staging and %.2f MiB of gradient staging\n",
+                 mib(t.paramStagingBytes), mib(t.gradStagingBytes));
   const std::string precision = t.precision ? t.precision : "fp32";
   if (precision == "bf16" || precision == "fp16") {
     char scaling[96] = "";

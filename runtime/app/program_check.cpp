@@ -82,8 +82,10 @@ static void checkTrainProgram(const ProgramInfo &p) {
         lossType = DType::F64;
     checkTrainTensor(p, *e, e->outputs, e->numOutputs, "losses", lossType, rows);
   }
-  if (t.groupElems < 0 || t.partitionAlign < 1 || t.zeroStage < 0 || t.zeroStage > 2 ||
-      (t.zeroStage == 2) != (t.gradStagingBytes > 0) || t.gradStagingBytes > t.gradBytes ||
+  if (t.groupElems < 0 || t.partitionAlign < 1 || t.zeroStage < 0 || t.zeroStage > 3 ||
+      (t.zeroStage >= 2) != (t.gradStagingBytes > 0) || t.gradStagingBytes > t.gradBytes ||
+      (t.zeroStage == 3) != (t.paramStagingBytes > 0) ||
+      t.paramStagingBytes < (t.zeroStage == 3 ? t.gradStagingBytes : 0) ||
       t.groupParamOffset < 0 || t.groupParamOffset + t.gradBytes > p.paramBytes ||
       t.optStateBytes != t.optSlots * t.gradBytes)
     inconsistent(p, "the trainable group (ZeRO stage, offset, size) is inconsistent");

@@ -16,8 +16,11 @@ RolePlan planRoles(const ProgramInfo &program, int rank, int ranks) {
     // optimizer state only this rank's.
     plan.part = partitionOf(*train, rank, ranks);
     const int64_t elem = train->groupElems > 0 ? train->gradBytes / train->groupElems : 4;
-    plan.bytes[0] =
-        std::max(program.paramBytes, train->groupParamOffset + plan.part.total * elem);
+    // zero = 3: only this rank's partition of the group (paramElems).
+    plan.bytes[0] = train->zeroStage == 3
+                        ? train->groupParamOffset + plan.part.paramElems * elem
+                        : std::max(program.paramBytes,
+                                   train->groupParamOffset + plan.part.total * elem);
     plan.bytes[3] = plan.part.gradElems * elem;
     plan.bytes[4] = train->optSlots * plan.part.optStride * elem;
     // offload = optimizer: m, v, the fp32 master and the gradient staging,
@@ -28,6 +31,7 @@ RolePlan planRoles(const ProgramInfo &program, int rank, int ranks) {
     }
     plan.bytes[5] = low_param_bytes(*train); // every rank reads all weights
     plan.bytes[6] = train->gradStagingBytes;
+    plan.bytes[7] = train->paramStagingBytes;
   }
   plan.bytes[1] = program.stateBytes;
   plan.bytes[2] = program.activationBytes;

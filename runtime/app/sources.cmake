@@ -30,6 +30,7 @@ bmrt_add_component(app_common
   ${CMAKE_CURRENT_LIST_DIR}/train_progress.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_run.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_step.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/whole_params.cpp
 )
 # app: the host backend: its memory (mmap'ed roles: buffers, host_*memory),
 # the infer and train mains (threads, openComm), and the tune executable

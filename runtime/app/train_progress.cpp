@@ -39,16 +39,19 @@ void printTrainBanner(FILE *out, const ProgramInfo &p, const BannerInfo &b) {
   if (b.lowParamBytes > 0)
     std::snprintf(lowCopy, sizeof lowCopy, ", %s weight copy %.2f MiB",
                   t.precision ? t.precision : "", mib(b.lowParamBytes));
-  char staging[64] = "";
+  char staging[64] = "", paramStaging[64] = "";
   if (b.stagingBytes > 0)
     std::snprintf(staging, sizeof staging, " (+ %.2f MiB staging)", mib(b.stagingBytes));
+  if (b.paramStagingBytes > 0)
+    std::snprintf(paramStaging, sizeof paramStaging, " (+ %.2f MiB staging)",
+                  mib(b.paramStagingBytes));
   std::fprintf(out,
-               "memory: params %.2f MiB, grads %.2f MiB%s, optimizer state %.2f MiB%s, "
+               "memory: params %.2f MiB%s, grads %.2f MiB%s, optimizer state %.2f MiB%s, "
                "activations %.2f MiB, total %.2f MiB%s\n",
-               mib(b.bufferBytes[0]), mib(b.bufferBytes[1]), staging, mib(b.bufferBytes[2]),
-               lowCopy, mib(p.activationBytes),
-               mib(b.bufferBytes[0] + b.bufferBytes[1] + b.stagingBytes + b.bufferBytes[2] +
-                   b.lowParamBytes + p.activationBytes + p.stateBytes),
+               mib(b.bufferBytes[0]), paramStaging, mib(b.bufferBytes[1]), staging,
+               mib(b.bufferBytes[2]), lowCopy, mib(p.activationBytes),
+               mib(b.bufferBytes[0] + b.paramStagingBytes + b.bufferBytes[1] + b.stagingBytes +
+                   b.bufferBytes[2] + b.lowParamBytes + p.activationBytes + p.stateBytes),
                b.ranks > 1 ? " per rank" : "");
   if (b.ranks > 1)
     std::fprintf(out,
@@ -56,8 +59,10 @@ void printTrainBanner(FILE *out, const ProgramInfo &p, const BannerInfo &b) {
                  "trainable elements%s\n",
                  b.ranks, b.comm.c_str(), b.deterministic ? ", deterministic" : "", b.rank,
                  (int)getpid(),
-                 t.zeroStage, t.zeroStage == 2 ? "this rank holds the gradients of and updates"
-                 : t.zeroStage     ? "this rank updates"
+                 t.zeroStage,
+                 t.zeroStage == 3   ? "this rank holds the params and gradients of and updates"
+                 : t.zeroStage == 2 ? "this rank holds the gradients of and updates"
+                 : t.zeroStage      ? "this rank updates"
                                    : "every rank updates",
                  (long long)b.part.begin, (long long)b.part.end, (long long)t.groupElems,
                  b.overlapGrads ? "; gradient all-reduce overlapped with the backward" : "");

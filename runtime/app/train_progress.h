@@ -35,7 +35,8 @@ struct BannerInfo {
   std::array<int64_t, 3> bufferBytes = {0, 0, 0}; // params, grads, optimizer state
   double lossScale = 0;             // fp16: the loss scale the run starts with
   int64_t lowParamBytes = 0;        // bf16/fp16: the GEMMs' weight copy
-  int64_t stagingBytes = 0;         // zero = 2: the gradient staging
+  int64_t stagingBytes = 0;         // zero = 2 and 3: the gradient staging
+  int64_t paramStagingBytes = 0;    // zero = 3: the param staging
   bool offloadOnDevice = false;     // offload = optimizer: a GPU's memory is what it saves
 };
 

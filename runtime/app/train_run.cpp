@@ -26,6 +26,7 @@
 #include "app/train_flags.h"
 #include "app/train_progress.h"
 #include "app/train_step.h"
+#include "app/whole_params.h"
 #include "bmrt/checkpoint.h"
 #include "bmrt/comm.h"
 #include "bmrt/lowp.h"
@@ -38,6 +39,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 namespace bmrt {
 
@@ -237,11 +239,15 @@ void TrainRun::openData() {
 }
 
 int TrainRun::evalOnly() {
-  const Buffers &host = mem_->host();
-  initDeltaParams(program_, host.params, seed_);
-  LoadReport r = loadCheckpoint(*flags_.load, program_, host.params);
-  if (flags_.loadDelta)
-    loadDeltaCheckpoint(*flags_.loadDelta, program_, host.params);
+  LoadReport r;
+  {
+    WholeParams whole(program_, mem_->host()); // zero = 3: the files hold whole params
+    initDeltaParams(program_, whole.data(), seed_);
+    r = loadCheckpoint(*flags_.load, program_, whole.data());
+    if (flags_.loadDelta)
+      loadDeltaCheckpoint(*flags_.loadDelta, program_, whole.data());
+    whole.keepPartition();
+  }
   mem_->push(TrainMemory::kParams);
   refresh_low_params(ctx_, mem_->buffers(), train_); // mixed precision: the GEMMs' weight copy
   DataOptions o;
@@ -303,7 +309,11 @@ std::string TrainRun::save(int64_t step, double loss) {
     s.skippedSteps = scaler_->skippedSteps();
   }
   mem_->pull(TrainMemory::kParams | TrainMemory::kOptState);
-  lastCheckpoint_ = saveTrainCheckpoint(*flags_.save, program_, mem_->host(), s,
+  // zero = 3: model.safetensors holds whole params, gathered from every
+  // rank's partition into a temporary for the save.
+  WholeParams whole(program_, mem_->host());
+  whole.gather(*comm_);
+  lastCheckpoint_ = saveTrainCheckpoint(*flags_.save, program_, whole.buffers(), s,
                                         data_.tokenizerDir, flags_.keep, *comm_);
   lastSavedStep_ = step;
   return lastCheckpoint_;
@@ -328,13 +338,16 @@ int TrainRun::run() {
   threads_ = backend_.open(ctx_, flags_);
   openComm();
   mem_ = backend_.allocate(program_, comm_->rank(), comm_->size());
-  const Buffers &buf = mem_->buffers(), &host = mem_->host();
+  const Buffers &buf = mem_->buffers();
   if (flags_.evalOnly)
     return evalOnly();
 
+  // zero = 3: the initialisers and the files see whole params, kept to the
+  // rank's partition once they are in place (whole_params.h).
+  std::optional<WholeParams> whole(std::in_place, program_, mem_->host());
   std::optional<ResumePoint> resumed;
   if (flags_.resume) {
-    resumed = loadResumePoint(*flags_.save, program_, host, out_);
+    resumed = loadResumePoint(*flags_.save, program_, whole->buffers(), out_);
     if (!resumed)
       std::fprintf(out_, "note: --resume: no checkpoint in %s yet; starting afresh\n",
                    flags_.save->c_str());
@@ -348,19 +361,21 @@ int TrainRun::run() {
   } else if (flags_.load) {
     // Delta tuning: a backbone checkpoint lacks the deltas, which start
     // from their declared initializers.
-    initDeltaParams(program_, host.params, seed_);
-    LoadReport r = loadCheckpoint(*flags_.load, program_, host.params);
+    initDeltaParams(program_, whole->data(), seed_);
+    LoadReport r = loadCheckpoint(*flags_.load, program_, whole->data());
     start = "parameters from " + r.file + ", fresh optimizer";
     if (flags_.loadDelta) {
-      LoadReport d = loadDeltaCheckpoint(*flags_.loadDelta, program_, host.params);
+      LoadReport d = loadDeltaCheckpoint(*flags_.loadDelta, program_, whole->data());
       start += ", " + std::to_string(d.tensors) + " delta tensors from " + d.file;
     } else if (!r.freshDeltas.empty()) {
       start += ", " + std::to_string(r.freshDeltas.size()) + " fresh delta tensors";
     }
   } else {
-    initParams(program_, host.params, seed_);
+    initParams(program_, whole->data(), seed_);
     start = "fresh parameters (seed " + std::to_string(seed_) + ")";
   }
+  whole->keepPartition();
+  whole.reset(); // zero = 3: the temporary goes before the first step
   mem_->push(TrainMemory::kParams | TrainMemory::kOptState);
   // Mixed precision: the GEMMs read their weights from a reduced copy of
   // the params; TrainStepper refreshes it after every update.
@@ -395,6 +410,7 @@ int TrainRun::run() {
   banner.lowParamBytes = mem_->bytes(5);
   banner.stagingBytes = mem_->bytes(6);
   banner.offloadOnDevice = ctx_.device != nullptr;
+  banner.paramStagingBytes = train_.zeroStage == 3 ? mem_->bytes(7) : 0;
   banner.lossScale = flags_.lossScale > 0                        ? flags_.lossScale
                      : resumed && resumed->state.lossScale > 0 ? resumed->state.lossScale
                                                                : train_.lossScale;
@@ -433,7 +449,7 @@ int TrainRun::run() {
       dumpBatch(*flags_.dumpBatch, stepper);
     if (flags_.dumpGrads && s == startStep + 1) {
       mem_->pull(TrainMemory::kGrads);
-      saveGradients(*flags_.dumpGrads, program_, host);
+      saveGradients(*flags_.dumpGrads, program_, mem_->host());
       progress.message("wrote the gradients of step " + std::to_string(s) + " to " +
                        *flags_.dumpGrads);
     }

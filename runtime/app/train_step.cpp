@@ -68,9 +68,9 @@ TrainStepper::TrainStepper(Context &ctx, const ProgramInfo &program, TrainMemory
   tokens_.resize((size_t)(rows * accum));
   targets_.resize((size_t)(rows * accum));
   skipped_.resize((size_t)rows * 2);
-  // zero = 2 needs no fold: each micro-batch's unit reduce-scatters add
-  // into the partition, ((0 + g0) + g1) + ..., already in this order.
-  if (deterministic && accum > 1 && program.train->zeroStage != 2)
+  // zero = 2 and 3 need no fold: each micro-batch's unit reduce-scatters
+  // add into the partition, ((0 + g0) + g1) + ..., already in this order.
+  if (deterministic && accum > 1 && program.train->zeroStage < 2)
     sum_.resize((size_t)program.train->gradBytes);
 }
 
@@ -151,6 +151,7 @@ double TrainStepper::forwardBackward(int64_t step, TokenBatches &data) {
                                           &targets_[m * rows], rows);
     args.microStep = rank * accum_ + m;
     args.overlapGrads = overlapped_ && m + 1 == accum_;
+    args.prefetchParams = overlapAllowed_; // zero = 3's look-ahead, unless --no-overlap
     t.forwardBackward.fn(ctx_, buf_, args);
     if (!sum_.empty())
       foldMicroBatch(m);
@@ -193,12 +194,19 @@ double evaluateLoss(Context &ctx, const ProgramInfo &program, TrainMemory &mem,
   StepArgs args;
   args.step = step;
   args.seed = seed;
-  for (int64_t i = comm.rank(); i < batches; i += comm.size()) {
-    data.batchAt((uint64_t)i, tokens.data(), targets.data());
+  // zero = 3: the evaluate entry gathers the params (collectives), so every
+  // rank calls it equally often; a rank left without a batch in the last
+  // round evaluates batch 0 again and drops the result.
+  const int64_t ranks = comm.size();
+  const int64_t rounds = t.zeroStage == 3 ? (batches + ranks - 1) / ranks * ranks : batches;
+  for (int64_t i = comm.rank(); i < rounds; i += ranks) {
+    const bool spare = i >= batches;
+    const int64_t at = spare ? 0 : i;
+    data.batchAt((uint64_t)at, tokens.data(), targets.data());
     if (t.objective == TrainObjective::MaskedLM)
-      maskTokens(t, program.vocab, seed, i, kEvalMicroStep, tokens.data(), targets.data(), rows);
+      maskTokens(t, program.vocab, seed, at, kEvalMicroStep, tokens.data(), targets.data(), rows);
     for (int64_t b = 0; b < t.batch; ++b)
-      if ((uint64_t)(i * t.batch + b) >= windows) // wrapped around: counted already
+      if ((uint64_t)(at * t.batch + b) >= windows) // wrapped around: counted already
         for (int64_t r = 0; r < t.seq; ++r)
           targets[b * t.seq + r] = (int32_t)kIgnore;
     const int64_t n = count_targets(targets.data(), rows, kIgnore);
@@ -206,6 +214,8 @@ double evaluateLoss(Context &ctx, const ProgramInfo &program, TrainMemory &mem,
         writeInputs(t.evaluate, mem, fill, tokens.data(), targets.data(), rows);
     args.dlossScale = n > 0 ? 1.0 / (double)n : 1.0;
     t.evaluate.fn(ctx, mem.buffers(), args);
+    if (spare)
+      continue;
     sums[(size_t)i] = mem.sumLosses(losses, rows);
     counts[(size_t)i] = (double)n;
   }

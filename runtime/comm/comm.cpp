@@ -37,6 +37,8 @@ const char *commOpName(CommOpKind kind) {
     return "barrier";
   case CommOpKind::ReduceScatterV:
     return "reduce-scatter";
+  case CommOpKind::AllGatherV:
+    return "all-gather";
   }
   return "collective";
 }
@@ -73,7 +75,7 @@ std::string describeCommOp(CommOpKind kind, int64_t n, DType dtype, int size) {
   if (kind == CommOpKind::ReduceScatter || kind == CommOpKind::AllGather)
     s += std::to_string(size) + " x ";
   s += std::to_string(n) + " " + dtypeNoun(dtype, n != 1);
-  if (kind == CommOpKind::ReduceScatterV)
+  if (kind == CommOpKind::ReduceScatterV || kind == CommOpKind::AllGatherV)
     s += " in per-rank pieces";
   return s;
 }
@@ -98,8 +100,9 @@ void checkCommArgs(CommOpKind kind, const void *buf, int64_t n, DType dtype, int
          std::to_string(size - 1) + ")");
 }
 
-int64_t checkPieceCounts(const int64_t *counts, int rank, int size) {
-  std::string where = "rank " + std::to_string(rank) + ": reduce-scatter in per-rank pieces: ";
+int64_t checkPieceCounts(CommOpKind kind, const int64_t *counts, int rank, int size) {
+  std::string where =
+      "rank " + std::to_string(rank) + ": " + commOpName(kind) + " in per-rank pieces: ";
   if (!counts)
     fail(where + "no counts");
   int64_t total = 0;
@@ -236,6 +239,36 @@ CommHandle Comm::reduceScatterv(void *, const int64_t *, DType) {
        "zero = 0 or 1 on this backend)");
 }
 
+CommHandle Comm::allGatherv(void *, const int64_t *, DType) {
+  fail(std::string("rank ") + std::to_string(rank()) + ": the " + backend() +
+       " backend has no all-gather in per-rank pieces yet, which zero = 3 needs (use "
+       "zero = 0, 1 or 2 on this backend)");
+}
+
+void Comm::hold(int64_t key, int64_t tag, CommHandle h) {
+  for (const Held &x : held_)
+    if (x.key == key)
+      fail("rank " + std::to_string(rank()) + ": a collective for " + std::to_string(tag) +
+           " is held under key " + std::to_string(key) + ", which already holds one for " +
+           std::to_string(x.tag) + " (a bmbc bug)");
+  held_.push_back({key, tag, h});
+}
+
+bool Comm::take(int64_t key, int64_t tag, CommHandle &h) {
+  for (size_t i = 0; i < held_.size(); ++i) {
+    if (held_[i].key != key)
+      continue;
+    if (held_[i].tag != tag)
+      fail("rank " + std::to_string(rank()) + ": the collective held under key " +
+           std::to_string(key) + " is for " + std::to_string(held_[i].tag) + ", not " +
+           std::to_string(tag) + " (a bmbc bug)");
+    h = held_[i].handle;
+    held_.erase(held_.begin() + (ptrdiff_t)i);
+    return true;
+  }
+  return false;
+}
+
 void Comm::waitDeferred() {
   // Taken first: a failing wait leaves nothing half-waited behind.
   std::vector<CommHandle> pending;
@@ -274,7 +307,12 @@ public:
     return issue(CommOpKind::AllGather, buf, count, dtype, 0);
   }
   CommHandle reduceScatterv(void *buf, const int64_t *counts, DType dtype) override {
-    return issue(CommOpKind::ReduceScatterV, buf, checkPieceCounts(counts, 0, 1), dtype, 0);
+    return issue(CommOpKind::ReduceScatterV, buf,
+                 checkPieceCounts(CommOpKind::ReduceScatterV, counts, 0, 1), dtype, 0);
+  }
+  CommHandle allGatherv(void *buf, const int64_t *counts, DType dtype) override {
+    return issue(CommOpKind::AllGatherV, buf,
+                 checkPieceCounts(CommOpKind::AllGatherV, counts, 0, 1), dtype, 0);
   }
   CommHandle broadcast(void *buf, int64_t n, DType dtype, int root) override {
     return issue(CommOpKind::Broadcast, buf, n, dtype, root);

@@ -18,7 +18,15 @@
 
 namespace bmrt {
 
-enum class CommOpKind : int { AllReduce, ReduceScatter, AllGather, Broadcast, Barrier, ReduceScatterV };
+enum class CommOpKind : int {
+  AllReduce,
+  ReduceScatter,
+  AllGather,
+  Broadcast,
+  Barrier,
+  ReduceScatterV,
+  AllGatherV, // the last: tcp_comm.cpp checks a peer's kind against it
+};
 
 const char *commOpName(CommOpKind kind);     // "all-reduce", ...
 size_t commDTypeBytes(DType dtype);          // fails on an unknown dtype
@@ -33,9 +41,10 @@ std::string describeCommOp(CommOpKind kind, int64_t n, DType dtype, int size);
 void checkCommArgs(CommOpKind kind, const void *buf, int64_t n, DType dtype, int root,
                    int rank, int size);
 
-/// reduceScatterv's counts: checks them (size() of them, none negative,
-/// a total that fits) and returns the total; fails naming the collective.
-int64_t checkPieceCounts(const int64_t *counts, int rank, int size);
+/// reduceScatterv's and allGatherv's counts: checks them (size() of them,
+/// none negative, a total that fits) and returns the total; fails naming
+/// the collective `kind`.
+int64_t checkPieceCounts(CommOpKind kind, const int64_t *counts, int rank, int size);
 
 /// How a torchrun-style launch is configured (openComm reads the environment).
 struct TcpConfig {

@@ -167,6 +167,21 @@ void reduceScatterPieces(MpiWorld &w, const CommOp &op, MPI_Datatype type) {
   sumInRankOrder(own, w.scratch.data(), w.size, mine, op.dtype);
 }
 
+/// Pieces of unequal length (Comm::allGatherv), in place: copies only, so
+/// the same in deterministic mode.
+void allGatherPieces(MpiWorld &w, const CommOp &op, MPI_Datatype type) {
+  w.recvCounts.assign((size_t)w.size, 0);
+  w.recvDispls.assign((size_t)w.size, 0);
+  for (int q = 0; q < w.size; ++q) {
+    w.recvCounts[(size_t)q] = mpiInt(w, op.counts[(size_t)q], op);
+    w.recvDispls[(size_t)q] = mpiInt(w, op.displs[(size_t)q], op);
+  }
+  check(w,
+        MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, op.buf, w.recvCounts.data(),
+                       w.recvDispls.data(), type, w.comm),
+        "MPI_Allgatherv", op);
+}
+
 void deterministicAllReduce(MpiWorld &w, const CommOp &op, MPI_Datatype type) {
   size_t bytes = commDTypeBytes(op.dtype);
   int64_t n = op.n;
@@ -230,6 +245,9 @@ void runMpi(MpiWorld &w, const CommOp &op) {
     return;
   case CommOpKind::ReduceScatterV:
     reduceScatterPieces(w, op, type);
+    return;
+  case CommOpKind::AllGatherV:
+    allGatherPieces(w, op, type);
     return;
   case CommOpKind::AllGather:
     check(w, MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, op.buf, n, type, w.comm),

@@ -185,9 +185,16 @@ CommHandle QueuedComm::allGather(void *buf, int64_t count, DType dtype) {
   return issue(CommOpKind::AllGather, buf, count, dtype, 0);
 }
 CommHandle QueuedComm::reduceScatterv(void *buf, const int64_t *counts, DType dtype) {
-  const int64_t total = checkPieceCounts(counts, rank_, size_);
-  checkCommArgs(CommOpKind::ReduceScatterV, buf, total, dtype, 0, rank_, size_);
-  return queue_->push(CommOpKind::ReduceScatterV, buf, total, dtype, 0, size_,
+  return issuePieces(CommOpKind::ReduceScatterV, buf, counts, dtype);
+}
+CommHandle QueuedComm::allGatherv(void *buf, const int64_t *counts, DType dtype) {
+  return issuePieces(CommOpKind::AllGatherV, buf, counts, dtype);
+}
+CommHandle QueuedComm::issuePieces(CommOpKind kind, void *buf, const int64_t *counts,
+                                   DType dtype) {
+  const int64_t total = checkPieceCounts(kind, counts, rank_, size_);
+  checkCommArgs(kind, buf, total, dtype, 0, rank_, size_);
+  return queue_->push(kind, buf, total, dtype, 0, size_,
                       std::vector<int64_t>(counts, counts + size_));
 }
 CommHandle QueuedComm::broadcast(void *buf, int64_t n, DType dtype, int root) {

@@ -45,8 +45,8 @@ struct CommOp {
   CommOpKind kind = CommOpKind::Barrier;
   void *buf = nullptr;
   int64_t n = 0; // AllReduce/Broadcast: elements; ReduceScatter/AllGather: per rank;
-                 // ReduceScatterV: all pieces together
-  std::vector<int64_t> counts, displs; // ReduceScatterV: each rank's piece
+                 // ReduceScatterV/AllGatherV: all pieces together
+  std::vector<int64_t> counts, displs; // ReduceScatterV/AllGatherV: each rank's piece
   DType dtype = DType::F32;
   int root = 0;
   bool hasDeadline = false;
@@ -119,6 +119,7 @@ public:
   CommHandle reduceScatter(void *buf, int64_t count, DType dtype) override;
   CommHandle allGather(void *buf, int64_t count, DType dtype) override;
   CommHandle reduceScatterv(void *buf, const int64_t *counts, DType dtype) override;
+  CommHandle allGatherv(void *buf, const int64_t *counts, DType dtype) override;
   CommHandle broadcast(void *buf, int64_t n, DType dtype, int root) override;
   void wait(CommHandle h) override;
   void barrier() override;
@@ -141,6 +142,7 @@ protected:
 
 private:
   CommHandle issue(CommOpKind kind, void *buf, int64_t n, DType dtype, int root);
+  CommHandle issuePieces(CommOpKind kind, void *buf, const int64_t *counts, DType dtype);
   CommQueue *queue_ = nullptr; // leaked by abandonQueue()
 };
 

@@ -130,7 +130,7 @@ void foldIn(TcpWorld &w, const Link &link, char *acc, int64_t total, DType dtype
 }
 
 std::string headerText(const OpHeader &h, int size) {
-  if (h.kind < 0 || h.kind > (int)CommOpKind::ReduceScatterV || h.dtype < 0 || h.dtype > (int)DType::I32)
+  if (h.kind < 0 || h.kind > (int)CommOpKind::AllGatherV || h.dtype < 0 || h.dtype > (int)DType::I32)
     return "an unknown collective";
   std::string s = describeCommOp((CommOpKind)h.kind, h.n, (DType)h.dtype, size);
   if (h.kind == (int)CommOpKind::Broadcast)
@@ -165,6 +165,10 @@ void runRoot(TcpWorld &w, const CommOp &op, const OpHeader &mine, const IoDeadli
       case CommOpKind::AllGather:
         recvAll(link, buf + (size_t)r * (size_t)n * bytes, (size_t)n * bytes, deadline);
         break;
+      case CommOpKind::AllGatherV: // rank r's piece, into its place
+        recvAll(link, buf + (size_t)op.displs[(size_t)r] * bytes,
+                (size_t)op.counts[(size_t)r] * bytes, deadline);
+        break;
       case CommOpKind::Broadcast:
         if (r == op.root)
           recvAll(link, buf, (size_t)n * bytes, deadline);
@@ -180,6 +184,7 @@ void runRoot(TcpWorld &w, const CommOp &op, const OpHeader &mine, const IoDeadli
       switch (op.kind) {
       case CommOpKind::AllReduce:
       case CommOpKind::AllGather:
+      case CommOpKind::AllGatherV: // n: all pieces together
         sendAll(link, buf, (size_t)(op.kind == CommOpKind::AllGather ? n * w.size : n) * bytes,
                 deadline);
         break;
@@ -234,6 +239,10 @@ void runOther(TcpWorld &w, const CommOp &op, const OpHeader &mine, const IoDeadl
   case CommOpKind::AllGather:
     sendAll(link, own, (size_t)n * bytes, deadline);
     break;
+  case CommOpKind::AllGatherV:
+    sendAll(link, buf + (size_t)op.displs[(size_t)w.rank] * bytes,
+            (size_t)op.counts[(size_t)w.rank] * bytes, deadline);
+    break;
   case CommOpKind::Broadcast:
     if (w.rank == op.root)
       sendAll(link, buf, (size_t)n * bytes, deadline);
@@ -257,6 +266,9 @@ void runOther(TcpWorld &w, const CommOp &op, const OpHeader &mine, const IoDeadl
     break;
   case CommOpKind::AllGather:
     recvAll(link, buf, (size_t)(n * w.size) * bytes, deadline);
+    break;
+  case CommOpKind::AllGatherV:
+    recvAll(link, buf, (size_t)n * bytes, deadline);
     break;
   case CommOpKind::Broadcast:
     if (w.rank != op.root)

@@ -27,7 +27,7 @@ Partition partitionOf(const TrainInfo &train, int rank, int ranks) {
   Partition p;
   if (train.zeroStage == 0 || ranks == 1) {
     p.begin = 0;
-    p.end = p.size = p.optStride = p.total = p.gradElems = elems;
+    p.end = p.size = p.optStride = p.total = p.gradElems = p.paramElems = elems;
     return p;
   }
   const int64_t share = (elems + ranks - 1) / ranks;
@@ -36,9 +36,12 @@ Partition partitionOf(const TrainInfo &train, int rank, int ranks) {
   p.end = std::min<int64_t>(p.begin + p.size, elems);
   p.optStride = p.size;
   p.total = p.size * ranks;
-  // zero = 2: the grads allocation is the partition alone.
-  p.gradsFrom = train.zeroStage == 2 ? p.begin : 0;
-  p.gradElems = train.zeroStage == 2 ? p.size : p.total;
+  // zero = 2 and 3: the grads allocation is the partition alone; zero = 3:
+  // the group's span of the params too.
+  p.gradsFrom = train.zeroStage >= 2 ? p.begin : 0;
+  p.gradElems = train.zeroStage >= 2 ? p.size : p.total;
+  p.paramsFrom = train.zeroStage == 3 ? p.begin : 0;
+  p.paramElems = train.zeroStage == 3 ? p.size : p.total;
   return p;
 }
 

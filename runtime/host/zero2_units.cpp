@@ -2,7 +2,8 @@
 //
 // training.h's reduce_scatter_unit: which piece of a unit each rank owns
 // and the Comm::reduceScatterv of the staging, on the Comm alone (no
-// kernel), so the host and the cuda backend link this same code; only
+// kernel), so the host and the cuda backend link this same code (ZeRO-3's
+// gather_unit, host/partition.cpp, cuts a unit with the same unitCounts); only
 // add_unit_grads, which adds the summed piece into the partition, is each
 // backend's kernel (host/partition.cpp, cuda/api_training.cpp).
 //
@@ -37,14 +38,10 @@ void checkStagedUnit(const char *what, const Buffers &buf, int64_t stagingAt, in
          ") staged at " + std::to_string(stagingAt) + " (a bmbc bug)");
 }
 
-template <class T>
-CommHandle reduce_scatter_unit(Context &ctx, const Buffers &buf, int64_t stagingAt, int64_t at,
-                               int64_t n) {
-  checkStagedUnit("reduce_scatter_unit", buf, stagingAt, at, n);
-  Comm &comm = commOf(ctx);
-  const int ranks = comm.size();
+std::vector<int64_t> unitCounts(const char *what, const Buffers &buf, int ranks, int64_t at,
+                                int64_t n) {
   if (ranks > 1 && buf.part.total != buf.part.size * ranks)
-    fail("reduce_scatter_unit: the partitions are cut for " +
+    fail(std::string(what) + ": the partitions are cut for " +
          std::to_string(buf.part.total / std::max<int64_t>(buf.part.size, 1)) +
          " ranks, the communicator has " + std::to_string(ranks));
   std::vector<int64_t> counts((size_t)ranks);
@@ -53,6 +50,15 @@ CommHandle reduce_scatter_unit(Context &ctx, const Buffers &buf, int64_t staging
     unitPiece(ranks > 1 ? buf.part.size : at + n, q, at, n, lo, hi);
     counts[(size_t)q] = hi - lo;
   }
+  return counts;
+}
+
+template <class T>
+CommHandle reduce_scatter_unit(Context &ctx, const Buffers &buf, int64_t stagingAt, int64_t at,
+                               int64_t n) {
+  checkStagedUnit("reduce_scatter_unit", buf, stagingAt, at, n);
+  Comm &comm = commOf(ctx);
+  const std::vector<int64_t> counts = unitCounts("reduce_scatter_unit", buf, comm.size(), at, n);
   return comm.reduceScatterv((T *)buf.gradStaging + stagingAt, counts.data(),
                              sizeof(T) == 8 ? DType::F64 : DType::F32);
 }

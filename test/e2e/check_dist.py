@@ -5,7 +5,8 @@ usage: check_dist.py MODE EXEDIR WORKDIR
 
 EXEDIR holds the executables of test/e2e/dist.bmb's jobs (JOBS below): GPT-2
 nano with residual dropout (so the micro-batch keys of the masks matter),
-plain data parallelism (dist_z0), ZeRO-1 (dist_z1) and ZeRO-2 (dist_z2), each
+plain data parallelism (dist_z0), ZeRO-1 (dist_z1), ZeRO-2 (dist_z2) and
+ZeRO-3 (dist_z3), each
 also with every Block checkpointed (_ckpt: recomputed in backward). Every run starts
 from the same fresh parameters (--seed), reads a token file of uniform
 random ids written here, runs with --deterministic and one thread per rank
@@ -29,10 +30,16 @@ random ids written here, runs with --deterministic and one thread per rank
            unit into the partition: one process of dist_z2 with --accum 2
            is bitwise dist_z0's, and 2 ranks x 2 micro-batches agree with
            --accum 4 to 1e-5 relative (grouped per micro-batch over the
-           ranks first).
+           ranks first). ZeRO-3 gathers params by copying, so dist_z3 is
+           bitwise dist_z2 (both are the reference's bits, at N = 1, 2, 4;
+           dist_z3_ckpt at N = 2, and over TCP at N = 2), with its
+           look-ahead (the next layer gathered into the other slot) and
+           without it (--no-overlap).
   resize   a ZeRO-1 run on 2 ranks saved at step 10 (one optimizer file per
            rank) resumed by one process (--accum 2 implied), the same for
-           ZeRO-2 (its files are ZeRO-1's), and a
+           ZeRO-2 and ZeRO-3 (their files are ZeRO-1's; ZeRO-3's model
+           file is gathered whole), ZeRO-3 on 2 ranks resumed under ZeRO-1
+           on 2 ranks, and a
            one-process run saved at step 10 (one whole optimizer file)
            resumed on 2 ranks under ZeRO-1: both end with the losses and
            weights of 20 straight steps of one process with --accum 2.
@@ -71,9 +78,10 @@ sys.path.insert(0, HERE)
 import harness  # noqa: E402
 import tokfile  # noqa: E402
 
-JOBS = ["dist_z0", "dist_z1", "dist_z0_ckpt", "dist_z1_ckpt", "dist_z2", "dist_z2_ckpt"]
+JOBS = ["dist_z0", "dist_z1", "dist_z0_ckpt", "dist_z1_ckpt", "dist_z2", "dist_z2_ckpt",
+        "dist_z3", "dist_z3_ckpt"]
 # Jobs run at N = 2 only, to keep the suite's time.
-ONLY_TWO = ("dist_z2_ckpt",)
+ONLY_TWO = ("dist_z2_ckpt", "dist_z3_ckpt")
 OVERLAP = "gradient all-reduce overlapped with the backward"
 VOCAB = 512
 STEPS = 20
@@ -193,6 +201,25 @@ def bitwise(d):
                 d.f.check(overlapped == job.startswith("dist_z0"),
                           "%s on %d ranks: the banner %s '%s'" %
                           (job, n, "lacks" if not overlapped else "has", OVERLAP))
+            # ZeRO-3 on 2 ranks: the params are the partition (81920 of the
+            # 136960 elements, 0.31 MiB) plus the staging (the embeddings and
+            # two layer slots, 0.52 MiB), the gradients the partition and
+            # their staging (the embeddings and one layer, 0.33 MiB).
+            if p is not None and job == "dist_z3" and n == 2:
+                banner = harness.text(p.stderr)
+                want = ("memory: params 0.31 MiB (+ 0.52 MiB staging), "
+                        "grads 0.31 MiB (+ 0.33 MiB staging)")
+                d.f.check(want in banner and "zero = 3: this rank holds the params and "
+                          "gradients of and updates [0, 81920)" in banner,
+                          "dist_z3 on 2 ranks: the banner lacks '%s':\n%s"
+                          % (want, harness.tail(banner)))
+    # --info names ZeRO-3's staging (the embeddings, and two layer slots for
+    # the params, one for the gradients).
+    p = subprocess.run([d.exe("dist_z3"), "--info"], capture_output=True, env=d.env, timeout=60)
+    want = ("zero = 3: on N ranks each holds 1/N of the trainable params and grads, plus "
+            "0.52 MiB of param staging and 0.33 MiB of gradient staging")
+    d.f.check(p.returncode == 0 and want in harness.text(p.stdout),
+              "dist_z3 --info lacks '%s':\n%s" % (want, harness.tail(p.stdout)))
     # A LoRA under ZeRO-1: the group fits in rank 0's partition (the other
     # ranks' are empty), the norm's all-reduce must still be collective.
     ref = d.run("lora-ref-accum2", "dist_lora_z0", 0, "--accum", "2", "--steps", str(STEPS))[:2]
@@ -207,12 +234,18 @@ def bitwise(d):
     d.same("dist_z0 --no-overlap on 2 ranks vs one process --accum 2", ref2, (l, o))
     if p is not None:
         d.f.check(OVERLAP not in harness.text(p.stderr), "--no-overlap still overlaps")
+    # ZeRO-3 without the look-ahead: every layer gathered when it starts.
+    l, o, _ = d.run("dist_z3-np2-no-overlap", "dist_z3", 2, "--accum", "1", "--no-overlap",
+                    "--steps", str(STEPS))
+    d.same("dist_z3 --no-overlap on 2 ranks vs one process --accum 2", ref2, (l, o))
     # torchrun-style launch (the TCP backend): one process per rank.
     ref = d.run("ref-accum2b", "dist_z0", 0, "--accum", "2", "--steps", str(STEPS))[:2]
     l, o = d.run_tcp("dist_z1-tcp2", "dist_z1", 2, "--accum", "1", "--steps", str(STEPS))
     d.same("dist_z1 on 2 ranks over TCP (RANK/WORLD_SIZE) vs one process --accum 2", ref, (l, o))
     l, o = d.run_tcp("dist_z2-tcp2", "dist_z2", 2, "--accum", "1", "--steps", str(STEPS))
     d.same("dist_z2 on 2 ranks over TCP (RANK/WORLD_SIZE) vs one process --accum 2", ref, (l, o))
+    l, o = d.run_tcp("dist_z3-tcp2", "dist_z3", 2, "--accum", "1", "--steps", str(STEPS))
+    d.same("dist_z3 on 2 ranks over TCP (RANK/WORLD_SIZE) vs one process --accum 2", ref, (l, o))
     # Two micro-batches per rank: the same sum grouped per rank first. With
     # --deterministic the app folds micro-batches after the backward, so
     # zero = 0 does not overlap: the optimizer step's buckets reduce (the
@@ -264,6 +297,41 @@ def resize(d):
     l2, _, _ = d.run("z2-np2-to-1", "dist_z2", 0, "--resume", "--steps", str(STEPS))
     if l1 is not None and l2 is not None:
         d.same("ZeRO-2 2 ranks, resumed by one process", ref, (l2, o1))
+    # ZeRO-3: 2 ranks -> one process, and -> ZeRO-1 on 2 ranks (the model
+    # file is whole, gathered at the save; the optimizer files ZeRO-1's).
+    l1, o1, _ = d.run("z3-np2-to-1", "dist_z3", 2, "--accum", "1", "--steps", "10")
+    l2, _, _ = d.run("z3-np2-to-1", "dist_z3", 0, "--resume", "--steps", str(STEPS))
+    if l1 is not None and l2 is not None:
+        d.same("ZeRO-3 2 ranks, resumed by one process", ref, (l2, o1))
+    l1, o1, _ = d.run("z3-to-z1", "dist_z3", 2, "--accum", "1", "--steps", "10")
+    l2, _, _ = d.run("z3-to-z1", "dist_z1", 2, "--resume", "--steps", str(STEPS))
+    if l1 is not None and l2 is not None:
+        d.same("ZeRO-3 2 ranks, resumed on 2 ranks under ZeRO-1", ref, (l2, o1))
+    # One process -> ZeRO-3 on 2 ranks: each rank keeps its partition of
+    # the whole model file.
+    l1, o1, _ = d.run("z0-1-to-z3-np2", "dist_z0", 0, "--accum", "2", "--steps", "10")
+    l2, _, _ = d.run("z0-1-to-z3-np2", "dist_z3", 2, "--resume", "--steps", str(STEPS))
+    if l1 is not None and l2 is not None:
+        d.same("one process, resumed on 2 ranks under ZeRO-3", ref, (l2, o1))
+    # The evaluate entry gathers too: --eval-only of one model on 2 ranks
+    # under ZeRO-3 (an odd number of batches: one rank evaluates a spare)
+    # prints one process's loss, bit for bit.
+    model = os.path.join(ref[1], "ckpt", "step-%07d" % STEPS)
+    evals = []
+    for job, ranks in (("dist_z0", 0), ("dist_z3", 2)):
+        cmd = [d.exe(job), "--data", d.data, "--threads", "1", "--eval-only", "--load", model,
+               "--eval-split", "all", "--comm-timeout", "30"]
+        if ranks:
+            cmd = ["mpirun", "-np", str(ranks)] + cmd
+        print("$ " + " ".join(cmd), flush=True)
+        p = subprocess.run(cmd, capture_output=True, env=d.env, timeout=120)
+        d.f.check(p.returncode == 0, "%s --eval-only: exit %s\n%s"
+                  % (job, p.returncode, harness.tail(p.stderr)))
+        evals.append([l for l in harness.text(p.stdout).splitlines() if l.startswith("loss ")])
+    if len(evals) == 2:
+        d.f.check(evals[0] == evals[1] and len(evals[0]) == 1,
+                  "--eval-only under ZeRO-3 on 2 ranks: %s, one process: %s" % (evals[1], evals[0]))
+        print("--eval-only, one process and ZeRO-3 on 2 ranks: %s" % evals[0])
     # One process -> ZeRO-1 on 2 ranks.
     l1, o1, _ = d.run("z0-1-to-np2", "dist_z0", 0, "--accum", "2", "--steps", "10")
     l2, _, _ = d.run("z0-1-to-np2", "dist_z1", 2, "--resume", "--steps", str(STEPS))

@@ -25,6 +25,10 @@
 //     counts[size()-1] elements, rank q's piece at counts[0] + ... +
 //     counts[q-1]; afterwards piece rank() is the sum over ranks of that
 //     piece; the other pieces are unspecified.
+//   allGatherv(buf, counts): the gather of such pieces (ZeRO-3's per-unit
+//     gather of the params): piece rank() of buf is this rank's input;
+//     afterwards every piece holds its owner's input. Copies only, so it is
+//     exact in any mode.
 //   allReduce(buf, n): sum over ranks, in place, on every rank.
 //   broadcast(buf, n, root): root's buffer on every rank.
 //
@@ -79,6 +83,8 @@ public:
   /// `counts` holds size() entries and is copied at issue. A backend
   /// without it fails naming the collective: this default.
   virtual CommHandle reduceScatterv(void *buf, const int64_t *counts, DType dtype);
+  /// Likewise: `counts` holds size() entries, copied at issue; NCCL fails.
+  virtual CommHandle allGatherv(void *buf, const int64_t *counts, DType dtype);
   virtual CommHandle broadcast(void *buf, int64_t n, DType dtype, int root) = 0;
   /// Blocks until the collective is done; fails (bmrt::Error) on timeout or
   /// a backend error, naming the collective.
@@ -102,8 +108,21 @@ public:
   void waitDeferred();
   bool hasDeferred() const { return !deferred_.empty(); }
 
+  /// Collectives issued by one loop iteration for a later one (ZeRO-3's
+  /// gather of the next layer): hold(key, tag, h) keeps h under `key` (one
+  /// per key; a second fails), take(key, tag, h) hands it back and forgets
+  /// it; false if nothing is held under `key`, a failure if what is held
+  /// has another `tag` (the layer it gathers).
+  void hold(int64_t key, int64_t tag, CommHandle h);
+  bool take(int64_t key, int64_t tag, CommHandle &h);
+
 private:
+  struct Held {
+    int64_t key, tag;
+    CommHandle handle;
+  };
   std::vector<CommHandle> deferred_;
+  std::vector<Held> held_;
 };
 
 /// The communicator of this process, chosen from the environment:

@@ -115,12 +115,19 @@ struct TensorRef {
 /// partition, gradient of group element e at grads[e - gradsFrom]
 /// (gradsFrom = begin, gradElems = size). Otherwise gradsFrom = 0 and
 /// gradElems = total.
+///
+/// zero = 3 on several ranks: the params allocation holds, after the frozen
+/// params, only the partition as well: group element e at element
+/// e - paramsFrom from groupParamOffset (paramsFrom = begin, paramElems =
+/// size). Otherwise paramsFrom = 0 and paramElems = total.
 struct Partition {
   int64_t begin = 0, end = 0, size = 0;
   int64_t optStride = 0;
-  int64_t total = 0;     // elements of the group's span of the params (ranks * size, or the group)
+  int64_t total = 0;     // elements of every rank's partitions together (ranks * size, or the group)
   int64_t gradsFrom = 0; // group element at grads[0]
   int64_t gradElems = 0; // elements of the grads allocation
+  int64_t paramsFrom = 0; // group element at the group's start in the params allocation
+  int64_t paramElems = 0; // elements of the group's span of the params allocation
 };
 
 /// The allocations of one program, one per role (DESIGN decision 3).
@@ -134,6 +141,9 @@ struct Buffers {
   void *gradStaging = nullptr; // zero = 2: the backward's gradients of one unit at a time
                                // (TrainInfo::gradStagingBytes), before they are
                                // reduce-scattered into the rank's partition of grads
+  void *paramStaging = nullptr; // zero = 3: the params of one unit at a time, gathered from
+                                // the ranks' partitions (TrainInfo::paramStagingBytes);
+                                // the entries read every trainable param here
   // Mixed precision (bf16/fp16 programs): the trainable group rounded to the
   // reduced type, 2 bytes per element, in the group's order; the autocast
   // GEMMs read their weights here. Refreshed from the fp32 params (the
@@ -224,6 +234,10 @@ struct StepArgs {
   // each unit: issue their all-reduce there (Comm::defer). optimizerStep:
   // the last forwardBackward did; wait for those instead of issuing.
   bool overlapGrads = false;
+  // zero = 3 programs: each repeat iteration issues the next layer's param
+  // gather ahead, into the other slot (bmb_exec.prefetch_unit); false
+  // (--no-overlap): every layer is gathered when its iteration starts.
+  bool prefetchParams = true;
 };
 
 /// A training entry. Inputs/outputs live in the activations allocation at
@@ -316,6 +330,9 @@ struct TrainInfo {
   // gradient staging), and the step copies in chunks of offloadChunk elements.
   bool offloadOptimizer = false;
   int64_t offloadChunk = 0;
+  // zero = 3 (params partitioned too): bytes of the param staging (the
+  // layout of gradStagingBytes; Buffers::paramStaging).
+  int64_t paramStagingBytes = 0;
 };
 
 //===----------------------------------------------------------------------===//
@@ -383,7 +400,8 @@ Partition partitionOf(const TrainInfo &train, int rank, int ranks);
 inline void checkPartition(const char *what, const Buffers &buf) {
   const Partition &p = buf.part;
   if (p.begin < 0 || p.end < p.begin || p.end > p.total || p.optStride < p.end - p.begin ||
-      p.gradsFrom < 0 || p.gradsFrom > p.begin || p.end - p.gradsFrom > p.gradElems)
+      p.gradsFrom < 0 || p.gradsFrom > p.begin || p.end - p.gradsFrom > p.gradElems ||
+      p.paramsFrom < 0 || p.paramsFrom > p.begin || p.end - p.paramsFrom > p.paramElems)
     fail(std::string(what) + ": partition [" + std::to_string(p.begin) + ", " +
          std::to_string(p.end) + ") of " + std::to_string(p.total) +
          " elements is inconsistent (the app did not set Buffers::part?)");

@@ -194,11 +194,41 @@ CommHandle reduce_scatter_unit(Context &ctx, const Buffers &buf, int64_t staging
 void checkStagedUnit(const char *what, const Buffers &buf, int64_t stagingAt, int64_t at,
                      int64_t n);
 
+/// The length of each rank's piece of group elements [at, at + n) (ZeRO-2's
+/// reduce-scatter and ZeRO-3's gather of a unit; host/zero2_units.cpp).
+/// Fails naming `what` when the partitions were cut for another world size.
+std::vector<int64_t> unitCounts(const char *what, const Buffers &buf, int ranks, int64_t at,
+                                int64_t n);
+
 /// After that reduce-scatter's wait: the rank's piece of the summed unit is
 /// added into its partition of the gradients (grads = grads + piece, in T),
 /// and the unit's staging is zeroed for the next unit.
 template <class T>
 void add_unit_grads(Context &ctx, const Buffers &buf, int64_t stagingAt, int64_t at, int64_t n);
+
+/// ZeRO-3: issues the gather of one unit's params, group elements [at, at +
+/// n), into element stagingAt of Buffers::paramStaging: the rank copies its
+/// piece (the unit's intersection with its partition, from the params at
+/// groupParamOffset) into place, then every rank's piece is all-gathered
+/// there (Comm::allGatherv). The entries read the unit once it is waited.
+template <class T>
+CommHandle gather_unit(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
+                       int64_t stagingAt, int64_t at, int64_t n);
+
+/// ZeRO-3's layers alternate between two slots of the param staging: layer
+/// l's unit (group elements [at, at + n)) goes to element stagingAt + (l %
+/// 2) * slotStride. wait_unit waits for the gather of layer l that
+/// prefetch_unit issued in the previous iteration, or gathers it now (the
+/// loop's first iteration); prefetch_unit issues the next layer's gather
+/// into its slot and leaves it on the communicator (Comm::hold), doing
+/// nothing for a layer outside [0, layers).
+template <class T>
+void wait_unit(Context &ctx, const Buffers &buf, int64_t groupParamOffset, int64_t stagingAt,
+               int64_t slotStride, int64_t at, int64_t n, int64_t layer);
+template <class T>
+void prefetch_unit(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
+                   int64_t stagingAt, int64_t slotStride, int64_t at, int64_t n, int64_t layer,
+                   int64_t layers);
 
 //===--- Learning-rate schedules -----------------------------------------===//
 // The multiplier of the base learning rate at (0-based) step s, i.e. the

@@ -151,6 +151,44 @@ TEST(SingleComm, ReduceScatterInPiecesIsTheIdentity) {
   EXPECT_THROW(comm->reduceScatterv(nullptr, counts, DType::F32), Error);
 }
 
+TEST(SingleComm, AllGatherInPiecesIsTheIdentity) {
+  auto comm = makeSingleComm({});
+  auto f = randomValues<float>(37, 5), f0 = f;
+  const int64_t counts[1] = {37};
+  comm->wait(comm->allGatherv(f.data(), counts, DType::F32));
+  EXPECT_EQ(f, f0);
+  const int64_t negative[1] = {-1};
+  try {
+    comm->allGatherv(f.data(), negative, DType::F32);
+    FAIL() << "a negative count must fail";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("all-gather in per-rank pieces: negative count -1"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(comm->allGatherv(nullptr, counts, DType::F32), Error);
+}
+
+// hold/take: one collective per key, handed back to the take of its tag.
+TEST(Comm, HoldAndTakeOneCollectivePerKey) {
+  auto comm = makeSingleComm({});
+  CommHandle got;
+  EXPECT_FALSE(comm->take(7, 1, got));
+  comm->hold(7, 1, CommHandle{42});
+  comm->hold(8, 1, CommHandle{43});
+  try {
+    comm->hold(7, 2, CommHandle{44});
+    FAIL() << "a second hold under one key must fail";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("which already holds one for 1"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(comm->take(7, 1, got));
+  EXPECT_EQ(got.id, 42);
+  EXPECT_FALSE(comm->take(7, 1, got));
+  EXPECT_THROW(comm->take(8, 2, got), Error);
+}
+
 // A backend without per-rank pieces (NCCL, for now) refuses them by name.
 TEST(Comm, ReduceScatterInPiecesFailsWhereNotImplemented) {
   struct Bare final : Comm {
@@ -173,6 +211,15 @@ TEST(Comm, ReduceScatterInPiecesFailsWhereNotImplemented) {
   } catch (const Error &e) {
     EXPECT_NE(std::string(e.what()).find("rank 1: the bare backend has no reduce-scatter in "
                                          "per-rank pieces yet, which zero = 2 needs"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    bare.allGatherv(x, counts, DType::F32);
+    FAIL() << "the default allGatherv must fail";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1: the bare backend has no all-gather in "
+                                         "per-rank pieces yet, which zero = 3 needs"),
               std::string::npos)
         << e.what();
   }

@@ -168,6 +168,30 @@ template <typename T> void allGatherCase(int64_t count, uint64_t tag) {
   }
 }
 
+// All-gather of pieces of unequal length (ZeRO-3's per-unit gather): each
+// rank puts its input in its own piece, junk elsewhere; afterwards every
+// piece must hold its owner's input, bit for bit.
+template <typename T> void allGathervCase(const std::vector<int64_t> &pattern, uint64_t tag) {
+  int size = gComm->size(), rank = gComm->rank();
+  std::vector<int64_t> counts((size_t)size), displs((size_t)size, 0);
+  int64_t total = 0;
+  for (int q = 0; q < size; ++q) {
+    counts[(size_t)q] = pattern[(size_t)q % pattern.size()];
+    displs[(size_t)q] = total;
+    total += counts[(size_t)q];
+  }
+  std::vector<T> buf((size_t)total, T(-77));
+  auto mine = inputOf<T>(rank, counts[(size_t)rank], tag);
+  std::copy(mine.begin(), mine.end(), buf.begin() + (ptrdiff_t)displs[(size_t)rank]);
+  gComm->wait(gComm->allGatherv(buf.data(), counts.data(), dtypeOf<T>()));
+  for (int r = 0; r < size; ++r) {
+    auto x = inputOf<T>(r, counts[(size_t)r], tag);
+    EXPECT_EQ(0, std::memcmp(buf.data() + displs[(size_t)r], x.data(),
+                             (size_t)counts[(size_t)r] * sizeof(T)))
+        << "all-gather in pieces of " << total << ": piece " << r;
+  }
+}
+
 template <typename T> void broadcastCase(int64_t n, int root, uint64_t tag) {
   auto buf = inputOf<T>(gComm->rank(), n, tag);
   gComm->wait(gComm->broadcast(buf.data(), n, dtypeOf<T>(), root));
@@ -213,6 +237,15 @@ TEST(Collectives, ReduceScatterInPieces) {
   reduceScattervCase<float>({70000, 1}, 23);
   reduceScattervCase<double>({3, 11, 0, 1}, 24);
   reduceScattervCase<int32_t>({7, 0}, 25);
+}
+
+TEST(Collectives, AllGatherInPieces) {
+  allGathervCase<float>({0}, 30);
+  allGathervCase<float>({5, 0, 17}, 31);
+  allGathervCase<float>({0, 1000, 3}, 32);
+  allGathervCase<float>({70000, 1}, 33);
+  allGathervCase<double>({3, 11, 0, 1}, 34);
+  allGathervCase<int32_t>({7, 0}, 35);
 }
 
 TEST(Collectives, AllGather) {

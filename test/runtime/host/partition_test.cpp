@@ -151,7 +151,8 @@ TEST(Partition, ZeroStageTwoHoldsOnlyThePartitionOfGradients) {
 // A communicator of 3 ranks (this one rank 1) that records the pieces of
 // reduceScatterv and sums nothing: what reduce_scatter_unit asks for.
 struct RecordingComm final : Comm {
-  std::vector<int64_t> counts;
+  std::vector<int64_t> counts, gatherCounts;
+  void *gathered = nullptr;
   int rank() const override { return 1; }
   int size() const override { return 3; }
   const char *backend() const override { return "recording"; }
@@ -161,6 +162,11 @@ struct RecordingComm final : Comm {
   CommHandle allGather(void *, int64_t, DType) override { return {}; }
   CommHandle reduceScatterv(void *, const int64_t *c, DType) override {
     counts.assign(c, c + 3);
+    return {};
+  }
+  CommHandle allGatherv(void *buf, const int64_t *c, DType) override {
+    gathered = buf;
+    gatherCounts.assign(c, c + 3);
     return {};
   }
   CommHandle broadcast(void *, int64_t, DType, int) override { return {}; }
@@ -239,3 +245,138 @@ TEST(Partition, ZeroStageTwoUpdatesFromThePartitionOfGradients) {
 }
 
 } // namespace
+
+// zero = 3: the params allocation's group span is the partition too
+// (paramsFrom = begin); one rank keeps the whole group.
+TEST(Partition, ZeroStageThreeHoldsOnlyThePartitionOfParams) {
+  TrainInfo t = groupOf(180, 64, 3);
+  Partition p = partitionOf(t, 1, 3);
+  EXPECT_EQ(p.paramsFrom, 64);
+  EXPECT_EQ(p.paramElems, 64);
+  EXPECT_EQ(p.gradsFrom, 64);
+  EXPECT_EQ(p.gradElems, 64);
+  Partition one = partitionOf(t, 0, 1);
+  EXPECT_EQ(one.paramsFrom, 0);
+  EXPECT_EQ(one.paramElems, 180);
+  Partition z2 = partitionOf(groupOf(180, 64, 2), 1, 3);
+  EXPECT_EQ(z2.paramsFrom, 0);
+  EXPECT_EQ(z2.paramElems, 192);
+}
+
+// gather_unit of unit [100, 170) on rank 1 of 3 (partitions of 64): rank
+// 1 copies its piece, group elements [100, 128) = params[36..64) after the
+// frozen 16 bytes, to staging elements 10 + [0, 28), and asks for pieces
+// {0, 28, 42} gathered in place at staging element 10.
+TEST(Partition, GatherUnitCopiesThePieceAndGathersInPlace) {
+  TrainInfo t = groupOf(180, 64, 3);
+  RecordingComm comm;
+  Context ctx;
+  ctx.comm = &comm;
+  std::vector<float> params(4 + 64), staging(80, -1.f);
+  for (int i = 0; i < 68; ++i)
+    params[(size_t)i] = (float)i; // 4 frozen floats (16 bytes), then the partition
+  Buffers b;
+  b.params = params.data();
+  b.paramStaging = staging.data();
+  b.part = partitionOf(t, 1, 3);
+  gather_unit<float>(ctx, b, 16, 10, 100, 70);
+  EXPECT_EQ(comm.gatherCounts, (std::vector<int64_t>{0, 28, 42}));
+  EXPECT_EQ(comm.gathered, (void *)(staging.data() + 10));
+  for (int i = 0; i < 80; ++i) {
+    const float want = i >= 10 && i < 38 ? (float)(4 + 36 + (i - 10)) : -1.f;
+    EXPECT_EQ(staging[(size_t)i], want) << "staging[" << i << "]";
+  }
+  b.paramStaging = nullptr;
+  try {
+    gather_unit<float>(ctx, b, 16, 10, 100, 70);
+    FAIL() << "gather_unit must fail without Buffers::paramStaging";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("needs Buffers::paramStaging"), std::string::npos)
+        << e.what();
+  }
+}
+
+// The optimizer step writes a zero = 3 partition at params[e - paramsFrom]:
+// the same update as ZeRO-2's params of the whole span.
+TEST(Partition, ZeroStageThreeUpdatesThePartitionOfParams) {
+  const int64_t elems = 180;
+  std::vector<float> grads(64), whole(192), part(64);
+  std::mt19937 rng(9);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  for (auto &x : grads)
+    x = dist(rng);
+  for (int64_t e = 0; e < 192; ++e)
+    whole[(size_t)e] = (float)e * 0.01f;
+  std::copy(whole.begin() + 64, whole.begin() + 128, part.begin());
+  std::vector<float> g2 = grads, g3 = grads, opt2(2 * 64, 0.f), opt3(2 * 64, 0.f);
+  Buffers b2, b3;
+  b2.part = partitionOf(groupOf(elems, 64, 2), 1, 3);
+  b3.part = partitionOf(groupOf(elems, 64, 3), 1, 3);
+  b2.grads = g2.data();
+  b3.grads = g3.data();
+  b2.params = whole.data();
+  b3.params = part.data();
+  b2.optState = opt2.data();
+  b3.optState = opt3.data();
+  Context ctx;
+  adamw_update_part<float>(ctx, b2, 0, 0, elems, 1e-2, 0.9, 0.95, 1e-8, 0.1, 1);
+  adamw_update_part<float>(ctx, b3, 0, 0, elems, 1e-2, 0.9, 0.95, 1e-8, 0.1, 1);
+  for (int i = 0; i < 64; ++i)
+    EXPECT_EQ(part[(size_t)i], whole[(size_t)(64 + i)]) << "param " << 64 + i;
+  EXPECT_EQ(opt2, opt3);
+}
+
+// The look-ahead's two slots: layer l's unit goes to stagingAt + (l % 2) *
+// slotStride. prefetch_unit of layer 1 issues its gather into slot 1 and
+// holds it; wait_unit of layer 1 takes it (no second gather); wait_unit of
+// layer 2 with nothing held gathers now, into slot 0. A prefetch past the
+// last layer does nothing.
+TEST(Partition, LayerSlotsAlternateAndThePrefetchIsTakenByTheWait) {
+  TrainInfo t = groupOf(180, 64, 3);
+  struct CountingComm final : Comm {
+    std::vector<void *> gathers;
+    int waits = 0;
+    int rank() const override { return 0; }
+    int size() const override { return 1; }
+    const char *backend() const override { return "counting"; }
+    bool deterministic() const override { return true; }
+    CommHandle allReduce(void *, int64_t, DType) override { return {}; }
+    CommHandle reduceScatter(void *, int64_t, DType) override { return {}; }
+    CommHandle allGather(void *, int64_t, DType) override { return {}; }
+    CommHandle allGatherv(void *buf, const int64_t *, DType) override {
+      gathers.push_back(buf);
+      return {(int64_t)gathers.size()};
+    }
+    CommHandle broadcast(void *, int64_t, DType, int) override { return {}; }
+    void wait(CommHandle) override { ++waits; }
+    void barrier() override {}
+  } comm;
+  Context ctx;
+  ctx.comm = &comm;
+  std::vector<float> params(180, 1.f), staging(100, 0.f);
+  Buffers b;
+  b.params = params.data();
+  b.paramStaging = staging.data();
+  b.part = partitionOf(t, 0, 1);
+  // Units of 20 elements from element 60, staged at element 10, slots 30 apart.
+  prefetch_unit<float>(ctx, b, 0, 10, 30, 80, 20, 1, 3);
+  ASSERT_EQ(comm.gathers.size(), 1u);
+  EXPECT_EQ(comm.gathers[0], (void *)(staging.data() + 40));
+  wait_unit<float>(ctx, b, 0, 10, 30, 80, 20, 1);
+  EXPECT_EQ(comm.gathers.size(), 1u) << "the held gather is taken, not issued again";
+  EXPECT_EQ(comm.waits, 1);
+  wait_unit<float>(ctx, b, 0, 10, 30, 100, 20, 2);
+  ASSERT_EQ(comm.gathers.size(), 2u);
+  EXPECT_EQ(comm.gathers[1], (void *)(staging.data() + 10));
+  prefetch_unit<float>(ctx, b, 0, 10, 30, 120, 20, 3, 3); // past the last layer
+  prefetch_unit<float>(ctx, b, 0, 10, 30, 40, 20, -1, 3); // before the first
+  EXPECT_EQ(comm.gathers.size(), 2u);
+  // A held gather of another layer than the one waited for: a loud failure.
+  prefetch_unit<float>(ctx, b, 0, 10, 30, 80, 20, 1, 3);
+  try {
+    wait_unit<float>(ctx, b, 0, 10, 30, 60, 20, 0);
+    FAIL() << "waiting for layer 0 with layer 1's gather held must fail";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("is for 1, not 0"), std::string::npos) << e.what();
+  }
+}

@@ -48,7 +48,7 @@ LogicalResult ParamOp::verify() {
     return emitOpError("is frozen: it has no gradient, optimizer state or weight decay");
   if (getLayerStride() && !getStacked())
     return emitOpError("has a layer_stride but is not stacked");
-  if (getLayerStride() && *getLayerStride() < getSliceBytes())
+  if (getLayerStride() && (int64_t)*getLayerStride() < getSliceBytes())
     return emitOpError("layer_stride ") << *getLayerStride() << " is less than one layer's "
                                         << getSliceBytes() << " bytes";
   return success();

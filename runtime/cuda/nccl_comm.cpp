@@ -87,7 +87,7 @@ public:
     return issue(CommOpKind::Broadcast, buf, n, dtype, root);
   }
   CommHandle reduceScatterv(void *buf, const int64_t *counts, DType dtype) override {
-    const int64_t total = checkPieceCounts(counts, rank(), size());
+    const int64_t total = checkPieceCounts(CommOpKind::ReduceScatterV, counts, rank(), size());
     checkCommArgs(CommOpKind::ReduceScatterV, buf, total, dtype, 0, rank(), size());
     Op op;
     op.what = describeCommOp(CommOpKind::ReduceScatterV, total, dtype, size());

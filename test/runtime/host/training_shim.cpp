@@ -145,7 +145,7 @@ int training_offload_adamw(int dtype, void *params, void *grads, void *state, in
     buf.part.begin = begin;
     buf.part.end = end;
     buf.part.size = buf.part.optStride = end - begin;
-    buf.part.total = buf.part.gradElems = total;
+    buf.part.total = buf.part.gradElems = buf.part.paramElems = total;
     std::vector<OffloadSegment> segs;
     for (int i = 0; i < numSegments; ++i)
       segs.push_back({at[i], n[i], wd[i]});

@@ -65,20 +65,6 @@ ChunkEvents &eventsOf() {
   return events;
 }
 
-void checkOffloaded(const char *what, const Buffers &buf, int64_t chunk) {
-  checkPartition(what, buf);
-  if (!buf.optStateOffloaded || (!buf.optState && buf.part.end > buf.part.begin))
-    fail(std::string(what) + ": this offload = optimizer program needs the offloaded "
-                             "optimizer state in pinned host memory (Buffers::"
-                             "optStateOffloaded), which the app did not allocate");
-  if (chunk < 1)
-    fail(std::string(what) + ": chunk of " + std::to_string(chunk) + " elements (a bmbc bug)");
-}
-
-int64_t chunksOf(const Buffers &buf, int64_t chunk) {
-  return (buf.part.end - buf.part.begin + chunk - 1) / chunk;
-}
-
 float *slot(const Buffers &buf, int k) {
   return (float *)buf.optState + (int64_t)k * buf.part.optStride;
 }
@@ -97,7 +83,7 @@ OffloadRequest offload_grads_out<float>(Context &ctx, const Buffers &buf, int64_
   const Partition &p = buf.part;
   OffloadRequest r;
   r.chunk = chunk;
-  r.chunks = chunksOf(buf, chunk);
+  r.chunks = offloadChunks(buf, chunk);
   ChunkEvents &events = eventsOf();
   events.reserve(r.chunks);
   cuda::orderAfter(dev, dev.copy, dev.compute); // the backward wrote the gradients
@@ -120,7 +106,7 @@ OffloadRequest offload_adamw_update<float>(Context &ctx, const Buffers &buf,
                                            int64_t step, double gradScale) {
   ProfileScope profile(ctx, KernelKind::Optimizer);
   checkOffloaded("offload_adamw_update", buf, out.chunk);
-  if (out.copyIn || out.chunks != chunksOf(buf, out.chunk))
+  if (out.copyIn || out.chunks != offloadChunks(buf, out.chunk))
     fail("offload_adamw_update: the request is not this partition's gradient copy "
          "(offload_grads_out's; a bmbc bug)");
   if (step < 1)

@@ -18,20 +18,6 @@
 
 namespace bmrt {
 
-static void checkOffloaded(const char *what, const Buffers &buf, int64_t chunk) {
-  checkPartition(what, buf);
-  if (!buf.optStateOffloaded || (!buf.optState && buf.part.end > buf.part.begin))
-    fail(std::string(what) + ": this offload = optimizer program needs the offloaded "
-                             "optimizer state (Buffers::optStateOffloaded), which the app did "
-                             "not allocate");
-  if (chunk < 1)
-    fail(std::string(what) + ": chunk of " + std::to_string(chunk) + " elements (a bmbc bug)");
-}
-
-static int64_t chunksOf(const Buffers &buf, int64_t chunk) {
-  return (buf.part.end - buf.part.begin + chunk - 1) / chunk;
-}
-
 template <class T> static T *slot(const Buffers &buf, int k) {
   return (T *)buf.optState + (int64_t)k * buf.part.optStride;
 }
@@ -43,7 +29,7 @@ OffloadRequest offload_grads_out(Context &ctx, const Buffers &buf, int64_t chunk
   const Partition &p = buf.part;
   OffloadRequest r;
   r.chunk = chunk;
-  r.chunks = chunksOf(buf, chunk);
+  r.chunks = offloadChunks(buf, chunk);
   T *staging = slot<T>(buf, kOffloadStagingSlot);
   const T *grads = (const T *)buf.grads + (p.begin - p.gradsFrom);
   for (int64_t k = 0; k < r.chunks; ++k) {
@@ -59,7 +45,7 @@ OffloadRequest offload_adamw_update(Context &ctx, const Buffers &buf, const Offl
                                     int numSegments, double lr, double beta1, double beta2,
                                     double eps, int64_t step, double gradScale) {
   checkOffloaded("offload_adamw_update", buf, out.chunk);
-  if (out.copyIn || out.chunks != chunksOf(buf, out.chunk))
+  if (out.copyIn || out.chunks != offloadChunks(buf, out.chunk))
     fail("offload_adamw_update: the request is not this partition's gradient copy "
          "(offload_grads_out's; a bmbc bug)");
   const Partition &p = buf.part;

@@ -36,6 +36,7 @@
 #include "bmrt/program.h"
 
 #include <cstdint>
+#include <string>
 
 namespace bmrt {
 
@@ -85,6 +86,23 @@ void offload_wait(Context &ctx, const OffloadRequest &in);
 /// master := the partition's params. The app calls it whenever it wrote the
 /// params (initialised, loaded, resumed): the master is what AdamW updates.
 void offload_pull_master(Context &ctx, const Buffers &buf, const TrainInfo &train);
+
+/// The offload functions' shared checks (both backends): the partition, the
+/// offloaded state allocated, a positive chunk; fails naming `what`.
+inline void checkOffloaded(const char *what, const Buffers &buf, int64_t chunk) {
+  checkPartition(what, buf);
+  if (!buf.optStateOffloaded || (!buf.optState && buf.part.end > buf.part.begin))
+    fail(std::string(what) + ": this offload = optimizer program needs the offloaded "
+                             "optimizer state (Buffers::optStateOffloaded; pinned host memory "
+                             "on a GPU), which the app did not allocate");
+  if (chunk < 1)
+    fail(std::string(what) + ": chunk of " + std::to_string(chunk) + " elements (a bmbc bug)");
+}
+
+/// How many chunks of `chunk` elements cover the rank's partition.
+inline int64_t offloadChunks(const Buffers &buf, int64_t chunk) {
+  return (buf.part.end - buf.part.begin + chunk - 1) / chunk;
+}
 
 } // namespace bmrt
 

@@ -59,7 +59,7 @@ struct OffloadOptimizerPass
              << offload.getValue() << " is not implemented (offload = optimizer is)";
     if (chunkElems < 1)
       return program.emitError("bmb-offload-optimizer: chunk-elems must be at least 1, got ")
-             << chunkElems;
+             << static_cast<int64_t>(chunkElems);
     auto step = program.lookupSymbol<func::FuncOp>("optimizer_step");
     if (!step || step.getBody().empty())
       return program.emitError("bmb-offload-optimizer: offload = optimizer needs the "

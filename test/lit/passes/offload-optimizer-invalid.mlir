@@ -75,3 +75,20 @@ bmb_exec.program @lateclip attributes {settings = {offload = "optimizer"}} {
     return
   }
 }
+
+// -----
+
+// One clipping coefficient scales every chunk: two clip_grads are refused.
+bmb_exec.program @twoclips attributes {settings = {offload = "optimizer"}} {
+  bmb_exec.param @a : memref<8xf32>
+  func.func @optimizer_step() {
+    %1 = bmb_exec.grad_norm : f64
+    %2 = bmb_exec.step_arg "step" : i64
+    %3 = bmb_exec.step_arg "lr" : f64
+    bmb_exec.clip_grads %1 {max_norm = 1.0 : f64}
+    // expected-error @+1 {{bmb-offload-optimizer: more than one bmb_exec.clip_grads}}
+    bmb_exec.clip_grads %1 {max_norm = 2.0 : f64}
+    bmb_exec.adamw_update @a lr %3 step %2 {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-08 : f64, weight_decay = 0.0 : f64}
+    return
+  }
+}

@@ -1020,3 +1020,24 @@ bmb.model @M layer "M" {
     return %y : tensor<2x4x8xf32>
   }
 }
+
+// -----
+
+bmb.model @M layer "M" {
+  func.func @f() {
+    // expected-error @+1 {{'bmb.grad_reduce_scatter_unit' op needs at least one param}}
+    bmb.grad_reduce_scatter_unit []
+    return
+  }
+}
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<2x4xf32> init zeros stacked 1
+  func.func @f() {
+    // expected-error @+1 {{'bmb.param_gather_unit' op the unit outside repeats holds @w, a stacked param}}
+    bmb.param_gather_unit [@w]
+    return
+  }
+}

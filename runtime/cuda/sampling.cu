@@ -19,6 +19,7 @@
 #include "bmrt/philox.h"
 #include "cuda/check.h"
 #include "cuda/kernels_cuda.h"
+#include "cuda/sampling_block.cuh"
 #include "cuda/sampling_sorted.h"
 
 #include <cub/block/block_reduce.cuh>
@@ -31,7 +32,9 @@ namespace bmrt::cuda {
 namespace {
 
 constexpr int kSampleThreads = 1024;
-constexpr long long kNone = std::numeric_limits<long long>::max();
+using sampling_block::kNone;
+using sampling_block::MaxLL;
+using sampling_block::MinLL;
 
 struct Result {
   long long token;
@@ -48,12 +51,6 @@ struct BestOp {
   __device__ Best operator()(const Best &a, const Best &b) const {
     return (a.v > b.v || (a.v == b.v && a.i < b.i)) ? a : b;
   }
-};
-struct MinOp {
-  __device__ long long operator()(long long a, long long b) const { return a < b ? a : b; }
-};
-struct MaxOp {
-  __device__ long long operator()(long long a, long long b) const { return a > b ? a : b; }
 };
 struct MaxD {
   __device__ double operator()(double a, double b) const { return a > b ? a : b; }
@@ -74,21 +71,11 @@ __global__ void sampleKernel(Result *out, const float *logits, int64_t V, bool g
   __shared__ long long sharedIndex;
   __shared__ double sharedDouble;
 
-  const int64_t per = (V + kSampleThreads - 1) / kSampleThreads;
-  const int64_t lo = threadIdx.x * per < V ? threadIdx.x * per : V;
-  const int64_t hi = lo + per < V ? lo + per : V;
+  int64_t lo, hi;
+  sampling_block::threadRange<kSampleThreads>(V, lo, hi);
 
-  // The host's checkLogits: the lowest id with NaN or +inf.
-  long long bad = kNone;
-  for (int64_t i = lo; i < hi && bad == kNone; ++i)
-    if (isnan(logits[i]) || logits[i] == INFINITY)
-      bad = i;
-  bad = IndexReduce(tmp.index).Reduce(bad, MinOp());
-  if (threadIdx.x == 0)
-    sharedIndex = bad;
-  __syncthreads();
-  bad = sharedIndex;
-  __syncthreads();
+  const long long bad =
+      sampling_block::firstBadLogit<kSampleThreads>(logits, lo, hi, tmp.index, sharedIndex);
   if (bad != kNone) {
     if (threadIdx.x == 0)
       *out = Result{-1, bad, isnan(logits[bad]) ? 1 : 0, 0};
@@ -143,9 +130,9 @@ __global__ void sampleKernel(Result *out, const float *logits, int64_t V, bool g
         token = i;
     }
   }
-  token = IndexReduce(tmp.index).Reduce(token, MinOp());
+  token = IndexReduce(tmp.index).Reduce(token, MinLL());
   __syncthreads();
-  const long long last = IndexReduce(tmp.index).Reduce(lastKept, MaxOp());
+  const long long last = IndexReduce(tmp.index).Reduce(lastKept, MaxLL());
   if (threadIdx.x == 0)
     *out = Result{token != kNone ? token : last, kNone, 0, 0};
 }

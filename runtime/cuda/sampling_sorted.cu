@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 #include "cuda/check.h"
 #include "cuda/launch.cuh"
+#include "cuda/sampling_block.cuh"
 #include "cuda/sampling_sorted.h"
 
 #include <cub/block/block_reduce.cuh>
@@ -39,14 +40,9 @@ namespace bmrt::cuda {
 namespace {
 
 constexpr int kBlock = 1024;
-constexpr long long kNone = std::numeric_limits<long long>::max();
-
-struct MinLL {
-  __device__ long long operator()(long long a, long long b) const { return a < b ? a : b; }
-};
-struct MaxLL {
-  __device__ long long operator()(long long a, long long b) const { return a > b ? a : b; }
-};
+using sampling_block::kNone;
+using sampling_block::MaxLL;
+using sampling_block::MinLL;
 
 __global__ void iotaKernel(int32_t *ids, int64_t n) {
   BMRT_GRID_STRIDE(i, n) { ids[i] = (int32_t)i; }
@@ -72,21 +68,10 @@ __global__ void sortedDrawKernel(SortedDraw *out, const float *logits, const flo
 
   // Thread t owns positions [lo, hi): ids in the check and the draw, sorted
   // positions in the cut.
-  const int64_t per = (V + kBlock - 1) / kBlock;
-  const int64_t lo = threadIdx.x * per < V ? threadIdx.x * per : V;
-  const int64_t hi = lo + per < V ? lo + per : V;
+  int64_t lo, hi;
+  sampling_block::threadRange<kBlock>(V, lo, hi);
 
-  // The host's checkLogits: the lowest id with NaN or +inf.
-  long long bad = kNone;
-  for (int64_t i = lo; i < hi && bad == kNone; ++i)
-    if (isnan(logits[i]) || logits[i] == INFINITY)
-      bad = i;
-  bad = LLReduce(tmp.ll).Reduce(bad, MinLL());
-  if (threadIdx.x == 0)
-    sharedLL = bad;
-  __syncthreads();
-  bad = sharedLL;
-  __syncthreads();
+  const long long bad = sampling_block::firstBadLogit<kBlock>(logits, lo, hi, tmp.ll, sharedLL);
   if (bad != kNone) {
     if (threadIdx.x == 0)
       *out = SortedDraw{-1, bad, isnan(logits[bad]) ? 1 : 0, 0, 0};

@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 #include "app/train_run.h"
 #include "app/info.h"
+#include "app/kept_params.h"
 #include "app/npy.h"
 #include "app/program_check.h"
 #include "app/train_checkpoint.h"
@@ -342,8 +343,8 @@ int TrainRun::run() {
   if (flags_.evalOnly)
     return evalOnly();
 
-  // zero = 3: the initialisers and the files see whole params, kept to the
-  // rank's partition once they are in place (whole_params.h).
+  // zero = 3: the files see whole params, kept to the rank's partition once
+  // they are in place (whole_params.h; allocated only if a file is read).
   std::optional<WholeParams> whole(std::in_place, program_, mem_->host());
   std::optional<ResumePoint> resumed;
   if (flags_.resume) {
@@ -371,7 +372,7 @@ int TrainRun::run() {
       start += ", " + std::to_string(r.freshDeltas.size()) + " fresh delta tensors";
     }
   } else {
-    initParams(program_, whole->data(), seed_);
+    initKeptParams(program_, mem_->host(), seed_); // param by param (kept_params.h)
     start = "fresh parameters (seed " + std::to_string(seed_) + ")";
   }
   whole->keepPartition();

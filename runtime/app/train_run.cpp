@@ -372,10 +372,15 @@ int TrainRun::run() {
       start += ", " + std::to_string(r.freshDeltas.size()) + " fresh delta tensors";
     }
   } else {
-    initKeptParams(program_, mem_->host(), seed_); // param by param (kept_params.h)
+    // Param by param (kept_params.h). Not through `whole`: a --resume that
+    // found no checkpoint may have allocated it, and its keepPartition
+    // would then overwrite these params with its zeros.
+    whole.reset();
+    initKeptParams(program_, mem_->host(), seed_);
     start = "fresh parameters (seed " + std::to_string(seed_) + ")";
   }
-  whole->keepPartition();
+  if (whole)
+    whole->keepPartition();
   whole.reset(); // zero = 3: the temporary goes before the first step
   mem_->push(TrainMemory::kParams | TrainMemory::kOptState);
   // Mixed precision: the GEMMs read their weights from a reduced copy of

@@ -9,11 +9,13 @@
 // any machine, and one parameter's values do not depend on the others'.
 //
 //===----------------------------------------------------------------------===//
+#include "app/kept_params.h"
 #include "bmrt/philox.h"
 #include "bmrt/program.h"
 #include "io/param_slices.h"
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -68,14 +70,16 @@ template <class T> void fill(const ParamInfo &p, T *out, int64_t n, uint64_t see
 
 namespace {
 
-void initSome(const ProgramInfo &program, void *params, uint64_t seed, bool deltasOnly) {
+// Each param filled as one contiguous tensor (element e is the same draw
+// whatever the layout), then handed to `place`.
+using PlaceParam = std::function<void(const ParamInfo &p, const uint8_t *whole)>;
+
+void initSome(const ProgramInfo &program, uint64_t seed, bool deltasOnly,
+              const PlaceParam &place) {
   for (int i = 0; i < program.numParams; ++i) {
     const ParamInfo &p = program.params[i];
     if (deltasOnly && !p.delta)
       continue;
-    // Filled as one contiguous tensor, then placed slice by slice (a
-    // trainable stacked param's layers are a unit apart): element e is the
-    // same draw whatever the layout.
     std::vector<uint8_t> whole;
     // Streams above 1 << 16 keep away from sampling's (seed, token) keys.
     uint32_t stream = (1u << 16) + (uint32_t)i;
@@ -91,18 +95,33 @@ void initSome(const ProgramInfo &program, void *params, uint64_t seed, bool delt
     case DType::I32:
       fail(std::string("parameter '") + p.name + "' is i32: no initializer applies");
     }
-    io::copyParamIn(p, (uint8_t *)params, p.offset, 0, (int64_t)whole.size(), whole.data());
+    place(p, whole.data());
   }
+}
+
+// Slice by slice into a whole params allocation (a trainable stacked
+// param's layers are a unit apart).
+PlaceParam intoParams(void *params) {
+  return [params](const ParamInfo &p, const uint8_t *whole) {
+    io::copyParamIn(p, (uint8_t *)params, p.offset, 0, paramLayers(p) * paramSliceBytes(p),
+                    whole);
+  };
 }
 
 } // namespace
 
 void initParams(const ProgramInfo &program, void *params, uint64_t seed) {
-  initSome(program, params, seed, false);
+  initSome(program, seed, false, intoParams(params));
+}
+
+void initKeptParams(const ProgramInfo &program, const Buffers &host, uint64_t seed) {
+  initSome(program, seed, false, [&](const ParamInfo &p, const uint8_t *whole) {
+    keepParam(program, host, p, whole);
+  });
 }
 
 void initDeltaParams(const ProgramInfo &program, void *params, uint64_t seed) {
-  initSome(program, params, seed, true);
+  initSome(program, seed, true, intoParams(params));
 }
 
 } // namespace bmrt

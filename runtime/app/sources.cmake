@@ -15,6 +15,7 @@ bmrt_add_component(app_common
   ${CMAKE_CURRENT_LIST_DIR}/infer_run.cpp
   ${CMAKE_CURRENT_LIST_DIR}/info.cpp
   ${CMAKE_CURRENT_LIST_DIR}/init_params.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/kept_params.cpp
   ${CMAKE_CURRENT_LIST_DIR}/loss_scale.cpp
   ${CMAKE_CURRENT_LIST_DIR}/npy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/program_check.cpp

@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 #include "app/train_run.h"
 #include "app/info.h"
+#include "app/kept_params.h"
 #include "app/npy.h"
 #include "app/program_check.h"
 #include "app/train_checkpoint.h"
@@ -342,8 +343,8 @@ int TrainRun::run() {
   if (flags_.evalOnly)
     return evalOnly();
 
-  // zero = 3: the initialisers and the files see whole params, kept to the
-  // rank's partition once they are in place (whole_params.h).
+  // zero = 3: the files see whole params, kept to the rank's partition once
+  // they are in place (whole_params.h; allocated only if a file is read).
   std::optional<WholeParams> whole(std::in_place, program_, mem_->host());
   std::optional<ResumePoint> resumed;
   if (flags_.resume) {
@@ -371,10 +372,15 @@ int TrainRun::run() {
       start += ", " + std::to_string(r.freshDeltas.size()) + " fresh delta tensors";
     }
   } else {
-    initParams(program_, whole->data(), seed_);
+    // Param by param (kept_params.h). Not through `whole`: a --resume that
+    // found no checkpoint may have allocated it, and its keepPartition
+    // would then overwrite these params with its zeros.
+    whole.reset();
+    initKeptParams(program_, mem_->host(), seed_);
     start = "fresh parameters (seed " + std::to_string(seed_) + ")";
   }
-  whole->keepPartition();
+  if (whole)
+    whole->keepPartition();
   whole.reset(); // zero = 3: the temporary goes before the first step
   mem_->push(TrainMemory::kParams | TrainMemory::kOptState);
   // Mixed precision: the GEMMs read their weights from a reduced copy of

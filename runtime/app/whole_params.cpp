@@ -6,37 +6,46 @@
 //
 //===----------------------------------------------------------------------===//
 #include "app/whole_params.h"
+#include "app/kept_params.h"
 
 #include <algorithm>
 #include <cstring>
 
 namespace bmrt {
 
-static size_t groupElemBytes(const TrainInfo &train) {
-  return train.groupElems > 0 ? (size_t)(train.gradBytes / train.groupElems) : 4;
-}
-
 WholeParams::WholeParams(const ProgramInfo &program, const Buffers &host)
     : program_(program), host_(host), view_(host) {
-  const TrainInfo *train = program.train;
-  partitioned_ = train && train->zeroStage == 3 && host.part.paramElems < host.part.total;
-  if (!partitioned_) {
+  partitioned_ = paramsPartitioned(program, host);
+  if (!partitioned_)
     whole_ = host.params;
+}
+
+void WholeParams::materialize() {
+  if (whole_)
     return;
-  }
   const size_t bytes = std::max<size_t>(
-      (size_t)program.paramBytes,
-      (size_t)train->groupParamOffset + (size_t)host.part.total * groupElemBytes(*train));
+      (size_t)program_.paramBytes,
+      (size_t)program_.train->groupParamOffset + (size_t)host_.part.total * groupElemBytes(program_));
   storage_.assign(bytes, 0);
   whole_ = storage_.data();
   view_.params = whole_;
 }
 
+void *WholeParams::data() {
+  materialize();
+  return whole_;
+}
+
+const Buffers &WholeParams::buffers() {
+  materialize();
+  return view_;
+}
+
 void WholeParams::keepPartition() {
-  if (!partitioned_)
+  if (!partitioned_ || storage_.empty()) // never used: nothing to keep
     return;
   const TrainInfo &train = *program_.train;
-  const size_t elem = groupElemBytes(train);
+  const size_t elem = groupElemBytes(program_);
   const Partition &p = host_.part;
   std::memcpy(host_.params, whole_, (size_t)train.groupParamOffset); // the frozen params
   std::memcpy((char *)host_.params + train.groupParamOffset,
@@ -47,8 +56,9 @@ void WholeParams::keepPartition() {
 void WholeParams::gather(Comm &comm) {
   if (!partitioned_)
     return;
+  materialize();
   const TrainInfo &train = *program_.train;
-  const size_t elem = groupElemBytes(train);
+  const size_t elem = groupElemBytes(program_);
   const Partition &p = host_.part;
   if (comm.size() * p.size != p.total)
     fail("zero = 3: the params are partitioned for " + std::to_string(p.total / p.size) +

@@ -43,6 +43,9 @@ random ids written here, runs with --deterministic and one thread per rank
            one-process run saved at step 10 (one whole optimizer file)
            resumed on 2 ranks under ZeRO-1: both end with the losses and
            weights of 20 straight steps of one process with --accum 2.
+           ZeRO-3 on 2 ranks with --resume and no checkpoint yet starts
+           afresh, bit for bit (the fresh params are not overwritten by the
+           resume's whole-params temporary).
            A half-written newest checkpoint (a partition file cut short) is
            skipped with a warning and the previous one is used. Partition
            files of the old param-major group are refused at --resume.
@@ -303,6 +306,12 @@ def resize(d):
     l2, _, _ = d.run("z3-np2-to-1", "dist_z3", 0, "--resume", "--steps", str(STEPS))
     if l1 is not None and l2 is not None:
         d.same("ZeRO-3 2 ranks, resumed by one process", ref, (l2, o1))
+    # --resume with no checkpoint yet starts afresh: under ZeRO-3 the fresh
+    # params go straight into the partitions, and the whole-params
+    # temporary the resume allocated must not overwrite them.
+    shutil.rmtree(os.path.join(d.dir, "z3-resume-afresh"), ignore_errors=True)
+    l2, o2, _ = d.run("z3-resume-afresh", "dist_z3", 2, "--resume", "--steps", str(STEPS))
+    d.same("ZeRO-3 2 ranks, --resume with no checkpoint yet", ref, (l2, o2))
     l1, o1, _ = d.run("z3-to-z1", "dist_z3", 2, "--accum", "1", "--steps", "10")
     l2, _, _ = d.run("z3-to-z1", "dist_z1", 2, "--resume", "--steps", str(STEPS))
     if l1 is not None and l2 is not None:

@@ -130,22 +130,17 @@ OffloadRequest offload_adamw_update<float>(Context &ctx, const Buffers &buf,
       for (int64_t i = 0; i < count; ++i)
         g[i] *= scale;
     }
-    while (s < numSegments && segments[s].at + segments[s].n <= lo)
-      ++s;
-    for (int t = s; t < numSegments && segments[t].at < hi; ++t) {
-      const int64_t a = std::max(lo, segments[t].at);
-      const int64_t b = std::min(hi, segments[t].at + segments[t].n);
-      if (a >= b)
-        continue;
-      const AdamWScalars<float> sc =
-          adamw_scalars<float>(lr, beta1, beta2, eps, segments[t].weightDecay, step);
-      const int64_t e = a - p.begin;
-      float *mp = master + e, *me = m + e, *ve = v + e;
-      const float *ge = staging + e;
+    forEachSegmentPiece(segments, numSegments, s, lo, hi,
+                        [&](int64_t a, int64_t b, double weightDecay) {
+                          const AdamWScalars<float> sc =
+                              adamw_scalars<float>(lr, beta1, beta2, eps, weightDecay, step);
+                          const int64_t e = a - p.begin;
+                          float *mp = master + e, *me = m + e, *ve = v + e;
+                          const float *ge = staging + e;
 #pragma omp parallel for simd num_threads(threads) schedule(static)
-      for (int64_t i = 0; i < b - a; ++i)
-        adamw_element<float>(sc, mp[i], ge[i], me[i], ve[i]);
-    }
+                          for (int64_t i = 0; i < b - a; ++i)
+                            adamw_element<float>(sc, mp[i], ge[i], me[i], ve[i]);
+                        });
     // The updated chunk back into the params, behind the earlier chunks.
     BMRT_CUDA_CHECK(cudaMemcpyAsync(params + first, master + first,
                                     (size_t)count * sizeof(float), cudaMemcpyHostToDevice,

@@ -59,17 +59,12 @@ OffloadRequest offload_adamw_update(Context &ctx, const Buffers &buf, const Offl
     // clip_grads' in-place scaling (scale_part), on this chunk.
     if (gradScale < 1.0)
       scale_inplace<T>(ctx, staging + (lo - p.begin), hi - lo, gradScale);
-    while (s < numSegments && segments[s].at + segments[s].n <= lo)
-      ++s;
-    for (int t = s; t < numSegments && segments[t].at < hi; ++t) {
-      const int64_t a = std::max(lo, segments[t].at);
-      const int64_t b = std::min(hi, segments[t].at + segments[t].n);
-      if (a >= b)
-        continue;
-      const int64_t e = a - p.begin;
-      adamw_update<T>(ctx, master + e, staging + e, m + e, v + e, b - a, lr, beta1, beta2, eps,
-                      segments[t].weightDecay, step);
-    }
+    forEachSegmentPiece(segments, numSegments, s, lo, hi,
+                        [&](int64_t a, int64_t b, double weightDecay) {
+                          const int64_t e = a - p.begin;
+                          adamw_update<T>(ctx, master + e, staging + e, m + e, v + e, b - a,
+                                          lr, beta1, beta2, eps, weightDecay, step);
+                        });
     // The updated chunk back into the params (its "H2D" copy).
     std::memcpy(params + (lo - p.begin), master + (lo - p.begin), (size_t)(hi - lo) * sizeof(T));
   }

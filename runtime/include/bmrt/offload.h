@@ -35,6 +35,7 @@
 
 #include "bmrt/program.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -53,6 +54,23 @@ struct OffloadSegment {
   int64_t at, n;
   double weightDecay;
 };
+
+/// Calls fn(a, b, weightDecay) for each piece [a, b) of group elements
+/// [lo, hi) (a chunk) that a segment covers, in group order. `s` is the
+/// caller's cursor over `segments` (in group order), kept across the chunks
+/// of one step: it moves past the segments that end before lo.
+template <class Fn>
+inline void forEachSegmentPiece(const OffloadSegment *segments, int numSegments, int &s,
+                                int64_t lo, int64_t hi, Fn fn) {
+  while (s < numSegments && segments[s].at + segments[s].n <= lo)
+    ++s;
+  for (int t = s; t < numSegments && segments[t].at < hi; ++t) {
+    const int64_t a = std::max(lo, segments[t].at);
+    const int64_t b = std::min(hi, segments[t].at + segments[t].n);
+    if (a < b)
+      fn(a, b, segments[t].weightDecay);
+  }
+}
 
 /// Copies in flight, chunk by chunk, over the partition: chunk k is group
 /// elements [begin + k * chunk, min(end, begin + (k + 1) * chunk)). A backend

@@ -621,11 +621,6 @@ static LogicalResult checkOffload(JobOp job) {
   if (kind && kind.getValue() == "sgd")
     return emitError(at, "offload = optimizer updates AdamW (adamw, adam) on the host; SGD is "
                          "not implemented there yet");
-  // ZeRO-3's params allocation holds only the partition (Partition::
-  // paramsFrom), which the offloaded update's copy back does not index yet.
-  if (auto zero = settings.getAs<IntegerAttr>("zero"); zero && zero.getInt() == 3)
-    return emitError(at, "offload = optimizer with zero = 3 is not implemented yet (use "
-                         "zero = 0, 1 or 2 with it)");
   return success();
 }
 

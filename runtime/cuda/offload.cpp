@@ -116,7 +116,8 @@ OffloadRequest offload_adamw_update<float>(Context &ctx, const Buffers &buf,
   ChunkEvents &events = eventsOf();
   float *m = slot(buf, 0), *v = slot(buf, 1);
   float *master = slot(buf, kOffloadMasterSlot), *staging = slot(buf, kOffloadStagingSlot);
-  float *params = (float *)((char *)buf.params + groupParamOffset) + p.begin; // device
+  // device; zero = 3's group span starts at paramsFrom
+  float *params = (float *)((char *)buf.params + groupParamOffset) + (p.begin - p.paramsFrom);
   const float scale = (float)gradScale; // scale_inplace's rounding of the clip coefficient
   const int threads = hostThreads();
   int s = 0; // the first segment that may meet the chunk (segments are in group order)
@@ -173,7 +174,7 @@ void offload_pull_master(Context &ctx, const Buffers &buf, const TrainInfo &trai
     return; // an empty partition (more ranks than the group needs)
   cuda::synchronize(dev.compute); // the params were pushed or written by kernels
   BMRT_CUDA_CHECK(cudaMemcpy((char *)buf.optState + kOffloadMasterSlot * p.optStride * elem,
-                             (const char *)buf.params + train.groupParamOffset + p.begin * elem,
+                             (const char *)buf.params + train.groupParamOffset + (p.begin - p.paramsFrom) * elem,
                              (size_t)((p.end - p.begin) * elem), cudaMemcpyDeviceToHost));
 }
 

@@ -51,7 +51,9 @@ OffloadRequest offload_adamw_update(Context &ctx, const Buffers &buf, const Offl
   const Partition &p = buf.part;
   T *m = slot<T>(buf, 0), *v = slot<T>(buf, 1);
   T *master = slot<T>(buf, kOffloadMasterSlot), *staging = slot<T>(buf, kOffloadStagingSlot);
-  T *params = (T *)((char *)buf.params + groupParamOffset) + p.begin;
+  // The partition's first param element (zero = 3: the params allocation's
+  // group span starts at paramsFrom, not at element 0).
+  T *params = (T *)((char *)buf.params + groupParamOffset) + (p.begin - p.paramsFrom);
   int s = 0; // the first segment that may meet the chunk (segments are in group order)
   for (int64_t k = 0; k < out.chunks; ++k) {
     // The chunk's copy was done when it was issued (host backend): no wait.
@@ -87,7 +89,7 @@ void offload_pull_master(Context &ctx, const Buffers &buf, const TrainInfo &trai
   if (p.end == p.begin)
     return; // an empty partition (more ranks than the group needs)
   std::memcpy((char *)buf.optState + kOffloadMasterSlot * p.optStride * elem,
-              (char *)buf.params + train.groupParamOffset + p.begin * elem,
+              (char *)buf.params + train.groupParamOffset + (p.begin - p.paramsFrom) * elem,
               (size_t)((p.end - p.begin) * elem));
 }
 

@@ -49,7 +49,8 @@ random ids written here, runs with --deterministic and one thread per rank
            A half-written newest checkpoint (a partition file cut short) is
            skipped with a warning and the previous one is used. Partition
            files of the old param-major group are refused at --resume.
-  offload  offload = optimizer (dist_z0_off, dist_z1_off, dist_z2_off: AdamW's
+  offload  offload = optimizer (dist_z0_off, dist_z1_off, dist_z2_off,
+           dist_z3_off: AdamW's
            state and update in host memory) bit for bit without it: one
            process with --accum 2 against dist_z0 (losses, model and
            optimizer.safetensors bytes), 2 ranks of each against one
@@ -400,7 +401,7 @@ def offload(d):
         d.f.check(OFFLOAD_BANNER in err and "so it saves no memory" in err,
                   "dist_z0_off: the banner does not say where the state is and that it saves "
                   "nothing here:\n" + harness.tail(err))
-    for job in ("dist_z0_off", "dist_z1_off", "dist_z2_off"):
+    for job in ("dist_z0_off", "dist_z1_off", "dist_z2_off", "dist_z3_off"):
         l, o, _ = d.run("%s-np2" % job, job, 2, "--accum", "1", "--steps", str(STEPS))
         d.same("%s on 2 ranks vs dist_z0, one process --accum 2" % job, ref, (l, o))
     # A LoRA: rank 1's partition is empty (no chunks to copy or update).

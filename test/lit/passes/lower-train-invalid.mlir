@@ -73,28 +73,6 @@ module {
 
 // -----
 
-// offload = optimizer with zero = 3 (the partitioned params).
-module {
-  bmb.model @M layer "M" {
-    bmb.param @w : tensor<16x8xf32> init normal(0.02)
-    func.func @loss(%tok: tensor<2x4xi32> {bmb.name = "tokens"}) -> tensor<f32> {
-      %c = arith.constant dense<0.0> : tensor<f32>
-      return %c : tensor<f32>
-    }
-    func.func @train_step(%tok: tensor<2x4xi32> {bmb.name = "tokens"}) -> tensor<f32> {
-      %c = arith.constant dense<0.0> : tensor<f32>
-      return %c : tensor<f32>
-    }
-    func.func @optimizer_step() {
-      return
-    }
-  }
-  // expected-error @+1 {{offload = optimizer with zero = 3 is not implemented yet (use zero = 0, 1 or 2 with it)}}
-  bmb.job @pretrain train for @M {batch = 2 : i64, seq = 4 : i64, offload = "optimizer", zero = 3 : i64}
-}
-
-// -----
-
 // Inputs other than tokens and targets.
 module {
   bmb.model @M layer "M" {

@@ -20,11 +20,6 @@ bool paramsPartitioned(const ProgramInfo &program, const Buffers &host) {
   return train && train->zeroStage == 3 && host.part.paramElems < host.part.total;
 }
 
-size_t groupElemBytes(const ProgramInfo &program) {
-  const TrainInfo *train = program.train;
-  return train && train->groupElems > 0 ? (size_t)(train->gradBytes / train->groupElems) : 4;
-}
-
 void keepParam(const ProgramInfo &program, const Buffers &host, const ParamInfo &p,
                const uint8_t *whole) {
   const int64_t layers = paramLayers(p), slice = paramSliceBytes(p);
@@ -33,7 +28,7 @@ void keepParam(const ProgramInfo &program, const Buffers &host, const ParamInfo 
     return;
   }
   // The partition's bytes of the group, counted from the group's start.
-  const int64_t elem = (int64_t)groupElemBytes(program);
+  const int64_t elem = groupElemBytes(*program.train);
   const int64_t lo = host.part.paramsFrom * elem, hi = host.part.end * elem;
   uint8_t *partition = (uint8_t *)host.params + program.train->groupParamOffset;
   const int64_t stride = paramLayerStride(p);

@@ -23,9 +23,6 @@ namespace bmrt {
 /// program's) holds only a partition of the trainable group's params.
 bool paramsPartitioned(const ProgramInfo &program, const Buffers &host);
 
-/// Bytes of one element of the trainable group (its dtype's size).
-size_t groupElemBytes(const ProgramInfo &program);
-
 /// host's params := the bytes of param `p` this rank holds, from `whole`:
 /// p in its logical layout (layer after layer, paramLayers(p) *
 /// paramSliceBytes(p) bytes).

@@ -15,7 +15,7 @@ RolePlan planRoles(const ProgramInfo &program, int rank, int ranks) {
     // and the group's span of the params hold every rank's partition, the
     // optimizer state only this rank's.
     plan.part = partitionOf(*train, rank, ranks);
-    const int64_t elem = train->groupElems > 0 ? train->gradBytes / train->groupElems : 4;
+    const int64_t elem = groupElemBytes(*train);
     // zero = 3: only this rank's partition of the group (paramElems).
     plan.bytes[0] = train->zeroStage == 3
                         ? train->groupParamOffset + plan.part.paramElems * elem

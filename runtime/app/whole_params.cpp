@@ -25,7 +25,8 @@ void WholeParams::materialize() {
     return;
   const size_t bytes = std::max<size_t>(
       (size_t)program_.paramBytes,
-      (size_t)program_.train->groupParamOffset + (size_t)host_.part.total * groupElemBytes(program_));
+      (size_t)program_.train->groupParamOffset +
+          (size_t)host_.part.total * (size_t)groupElemBytes(*program_.train));
   storage_.assign(bytes, 0);
   whole_ = storage_.data();
   view_.params = whole_;
@@ -45,7 +46,7 @@ void WholeParams::keepPartition() {
   if (!partitioned_ || storage_.empty()) // never used: nothing to keep
     return;
   const TrainInfo &train = *program_.train;
-  const size_t elem = groupElemBytes(program_);
+  const size_t elem = (size_t)groupElemBytes(*program_.train);
   const Partition &p = host_.part;
   std::memcpy(host_.params, whole_, (size_t)train.groupParamOffset); // the frozen params
   std::memcpy((char *)host_.params + train.groupParamOffset,
@@ -58,7 +59,7 @@ void WholeParams::gather(Comm &comm) {
     return;
   materialize();
   const TrainInfo &train = *program_.train;
-  const size_t elem = groupElemBytes(program_);
+  const size_t elem = (size_t)groupElemBytes(*program_.train);
   const Partition &p = host_.part;
   if (comm.size() * p.size != p.total)
     fail("zero = 3: the params are partitioned for " + std::to_string(p.total / p.size) +

@@ -168,7 +168,7 @@ void offload_pull_master(Context &ctx, const Buffers &buf, const TrainInfo &trai
   ProfileScope profile(ctx, KernelKind::Optimizer);
   checkOffloaded("offload_pull_master", buf, 1);
   Device &dev = deviceOf(ctx);
-  const int64_t elem = train.groupElems > 0 ? train.gradBytes / train.groupElems : 4;
+  const int64_t elem = groupElemBytes(train);
   const Partition &p = buf.part;
   if (p.end == p.begin)
     return; // an empty partition (more ranks than the group needs)

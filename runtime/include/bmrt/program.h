@@ -415,6 +415,12 @@ inline bool clipToPartition(const Buffers &buf, int64_t at, int64_t n, int64_t &
   return lo < hi;
 }
 
+/// Bytes of one element of the trainable group (4 for fp32, 8 for fp64);
+/// 4 when nothing is trainable.
+inline int64_t groupElemBytes(const TrainInfo &train) {
+  return train.groupElems > 0 ? train.gradBytes / train.groupElems : 4;
+}
+
 /// The element type of the trainable group (of the gradients and the
 /// optimizer state); F32 when nothing is trainable.
 DType groupDType(const ProgramInfo &program);

@@ -137,6 +137,17 @@ __global__ void sampleKernel(Result *out, const float *logits, int64_t V, bool g
     *out = Result{token != kNone ? token : last, kNone, 0, 0};
 }
 
+// The kernels' answer as the host's Sampler reports it: an invalid logit
+// or all -inf is an error, else the token.
+int32_t checkedToken(long long token, long long badIndex, int badIsNan, int allNegInf) {
+  if (badIndex != kNone)
+    fail(std::string("the model produced an invalid logit (") + (badIsNan ? "nan" : "inf") +
+         ") for token " + std::to_string(badIndex));
+  if (allNegInf)
+    fail("every logit is -inf: there is no token to sample");
+  return (int32_t)token;
+}
+
 } // namespace
 
 int32_t sample_token(Device &dev, const SamplingConfig &config, const float *logits,
@@ -144,12 +155,7 @@ int32_t sample_token(Device &dev, const SamplingConfig &config, const float *log
   if (config.mode == SamplingMode::TopK || config.mode == SamplingMode::TopP) {
     const SortedDraw r =
         sorted_draw(dev, config, logits, vocab, philoxUniform(config.seed, step, kSamplingStream));
-    if (r.badIndex != kNone)
-      fail(std::string("the model produced an invalid logit (") + (r.badIsNan ? "nan" : "inf") +
-           ") for token " + std::to_string(r.badIndex));
-    if (r.allNegInf)
-      fail("every logit is -inf: there is no token to sample");
-    return (int32_t)r.token;
+    return checkedToken(r.token, r.badIndex, r.badIsNan, r.allNegInf);
   }
   if (vocab < 1 || vocab > std::numeric_limits<int32_t>::max())
     fail("sampling: vocabulary of " + std::to_string(vocab) + " tokens");
@@ -165,12 +171,7 @@ int32_t sample_token(Device &dev, const SamplingConfig &config, const float *log
   // The token is needed on the host (to stream it, to stop at EOS).
   BMRT_CUDA_CHECK(cudaMemcpyAsync(&r, d, sizeof r, cudaMemcpyDeviceToHost, dev.compute));
   BMRT_CUDA_CHECK(cudaStreamSynchronize(dev.compute));
-  if (r.badIndex != kNone)
-    fail(std::string("the model produced an invalid logit (") + (r.badIsNan ? "nan" : "inf") +
-         ") for token " + std::to_string(r.badIndex));
-  if (r.allNegInf)
-    fail("every logit is -inf: there is no token to sample");
-  return (int32_t)r.token;
+  return checkedToken(r.token, r.badIndex, r.badIsNan, r.allNegInf);
 }
 
 } // namespace bmrt::cuda

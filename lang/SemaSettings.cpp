@@ -291,8 +291,10 @@ private:
                   "argument '" + std::string(cs->args[i].key) + "' of " + name + "(...)");
     }
     for (auto &[k, v] : c.keywords) {
+      // A named copy for the lambda: capturing a structured binding is C++20.
+      const std::string &key = k;
       auto it = std::find_if(cs->args.begin(), cs->args.end(),
-                             [&](const ValueSpec &a) { return k == a.key; });
+                             [&](const ValueSpec &a) { return key == a.key; });
       if (it == cs->args.end()) {
         std::vector<std::string> keys;
         for (const ValueSpec &a : cs->args)

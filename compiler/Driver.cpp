@@ -558,15 +558,20 @@ int bmb::driverMain(int argc, char **argv) {
                       "in fp64 (precision = fp64); build it with --target=host\n";
       return kExitNotImplemented;
     }
-    // ZeRO-3's per-unit gather of the params (bmrt::gather_unit) and its
-    // staging exist on the host only (NCCL has no all-gather in pieces yet).
+    // ZeRO-3 runs on the GPU (NCCL's allGatherv), but its bf16/fp16 weight
+    // copy is converted from whole params on the device
+    // (refresh_low_params): refused here whatever bmb-zero allows.
     bool zero3 = false;
     module->walk([&](mlir::bmb::exec::GatherUnitOp) { zero3 = true; });
-    if (zero3) {
-      llvm::errs() << "bmbc: error: the cuda target has no zero = 3 yet (the per-layer "
-                      "gather of partitioned params is host-only); use zero = 0, 1 or 2, or "
-                      "build it with --target=host\n";
-      return kExitNotImplemented;
+    for (auto program : module->getOps<mlir::bmb::exec::ProgramOp>()) {
+      auto precision = program->getAttrOfType<mlir::StringAttr>("precision");
+      if (zero3 && precision) {
+        llvm::errs() << "bmbc: error: the cuda target has no zero = 3 with precision = "
+                     << precision.getValue()
+                     << " yet (the device's reduced-precision weight copy is made from whole "
+                        "params); use zero = 2, precision = fp32, or --target=host\n";
+        return kExitNotImplemented;
+      }
     }
     // Prefix tuning's attention and per-iteration deltas' gates have host
     // implementations only (bmrt::attention_prefix_*, a host write of the

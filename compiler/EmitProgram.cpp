@@ -77,7 +77,15 @@ void Emitter::emitParamsAndState() {
   // holds the frozen ones and the rank's partition, which only the
   // optimizer step touches.
   const bool stagedParams = train && stagesParams();
-  os << "};\n\nParams paramsOf(const Buffers &buf) {\n  char *base = (char *)buf.params;\n";
+  // Without frozen params every one is staged and the params allocation is
+  // not read here (an unused variable is an error under -Werror, as the
+  // cuda target's nvcc flags are in CI).
+  bool readsBase = !stagedParams;
+  for (auto p : program.getOps<ParamOp>())
+    readsBase |= !p.getGradOffset();
+  os << "};\n\nParams paramsOf(const Buffers &buf) {\n";
+  if (readsBase)
+    os << "  char *base = (char *)buf.params;\n";
   if (stagedParams)
     os << "  if (!buf.paramStaging)\n"
        << "    fail(\"this zero = 3 program needs Buffers::paramStaging, which the app did not "

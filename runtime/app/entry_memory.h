@@ -46,6 +46,13 @@ public:
   /// contract: `step` is the token's index in its generation).
   virtual int32_t sample(Context &ctx, Sampler &sampler, const TensorRef &logits,
                          uint64_t step) = 0;
+  /// Said before a call whose `logits` output sample() will be asked for
+  /// with these arguments next, so a device can draw the token as part of
+  /// the call (the cuda backend's decode step: one graph launch and one wait
+  /// per token). The host has nothing to gain: it ignores it.
+  virtual void expectSample(const Sampler &sampler, const TensorRef &logits, uint64_t step) {
+    (void)sampler, (void)logits, (void)step;
+  }
 };
 
 /// The host backend: the program's mmap'ed role allocations (ProgramBuffers).

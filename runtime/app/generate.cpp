@@ -74,6 +74,9 @@ void generateTokens(Context &ctx, const ProgramInfo &program, EntryMemory &mem,
                    (long long)generated, program.model, (long long)limit);
       break;
     }
+    // A device may draw the next token within the step (decodeSeconds then
+    // holds the draw too).
+    mem.expectSample(sampler, decode.outputs[0], (uint64_t)generated);
     stats.decodeSeconds += callEntry(ctx, decode, mem, &token, position, 1);
     stats.decodeTokens += 1;
     if (!options.dumpDir.empty())

@@ -33,7 +33,7 @@ public:
   /// The same roles in host memory, for the app's own reads and writes
   /// (checkpoints, --dump-grads): buffers() itself on the host.
   virtual const Buffers &host() const = 0;
-  /// Bytes of role 0..6 (ProgramBuffers::bytes' order).
+  /// Bytes of role 0..7 (ProgramBuffers::bytes' order).
   virtual int64_t bytes(int role) const = 0;
   /// host() := buffers() for `roles` (before the app reads them).
   virtual void pull(unsigned roles) = 0;

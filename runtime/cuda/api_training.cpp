@@ -9,6 +9,7 @@
 #include "bmrt/lowp.h"
 #include "bmrt/training.h"
 #include "cuda/api.h"
+#include "cuda/check.h"
 #include "cuda/kernels_cuda.h"
 
 #include <algorithm>
@@ -116,10 +117,11 @@ void adamw_update_part<float>(Context &ctx, const Buffers &buf, int64_t groupPar
   int64_t lo, hi;
   if (!clipToPartition(buf, at, n, lo, hi))
     return;
+  // zero = 3's params hold the partition only: element e at e - paramsFrom.
   float *params = (float *)((char *)buf.params + groupParamOffset);
   float *m = (float *)buf.optState + (lo - buf.part.begin);
   const float *g = (const float *)buf.grads + (lo - buf.part.gradsFrom);
-  adamw_update<float>(ctx, params + lo, g, m,
+  adamw_update<float>(ctx, params + (lo - buf.part.paramsFrom), g, m,
                       m + buf.part.optStride, hi - lo, lr, beta1, beta2, eps, weightDecay, step);
 }
 
@@ -134,7 +136,8 @@ void sgd_update_part<float>(Context &ctx, const Buffers &buf, int64_t groupParam
   float *params = (float *)((char *)buf.params + groupParamOffset);
   float *momentumBuf = momentum != 0.0 ? (float *)buf.optState + (lo - buf.part.begin) : nullptr;
   const float *g = (const float *)buf.grads + (lo - buf.part.gradsFrom);
-  sgd_update<float>(ctx, params + lo, g, momentumBuf, hi - lo, lr, momentum, weightDecay, step);
+  sgd_update<float>(ctx, params + (lo - buf.part.paramsFrom), g, momentumBuf, hi - lo, lr,
+                    momentum, weightDecay, step);
 }
 
 // ZeRO-2: reduce_scatter_unit is the backends' shared code
@@ -150,6 +153,17 @@ void add_unit_grads<float>(Context &ctx, const Buffers &buf, int64_t stagingAt, 
     cuda::add_inplace(deviceOf(ctx), (float *)buf.grads + (lo - buf.part.gradsFrom),
                       staged + (lo - at), hi - lo);
   cuda::fill_zero(deviceOf(ctx), staged, n); // for the next unit
+}
+
+// ZeRO-3: gather_unit, wait_unit and prefetch_unit are the backends' shared
+// code (host/zero3_units.cpp, NCCL's allGatherv here); the rank's piece goes
+// into the staging on the compute stream, after the optimizer step that
+// wrote the partition and the kernels that last read the slot, and the
+// all-gather on the comm stream is ordered after it (nccl_comm.cpp).
+void copy_unit_piece(Context &ctx, void *staged, const void *params, int64_t bytes) {
+  ProfileScope profile(ctx, KernelKind::Copy);
+  BMRT_CUDA_CHECK(cudaMemcpyAsync(staged, params, (size_t)bytes, cudaMemcpyDeviceToDevice,
+                                  deviceOf(ctx).compute));
 }
 
 //===--- Mixed precision (lowp.h) ------------------------------------------===//
@@ -214,6 +228,12 @@ void refresh_low_params(Context &ctx, const Buffers &buf, const TrainInfo &train
   if (!buf.lowParams)
     fail("refresh_low_params: a " + precision +
          " program needs Buffers::lowParams (the app did not allocate it)");
+  // zero = 3's params hold the partition only, not the group this copy
+  // converts (bmbc refuses zero = 3 with bf16/fp16 for the cuda target).
+  if (buf.part.paramsFrom != 0 || buf.part.paramElems < buf.part.total)
+    fail("refresh_low_params: zero = 3 with precision = " + precision +
+         " is not implemented on the cuda backend (the params hold only this rank's "
+         "partition); use zero = 2, or build it with --target=host");
   const float *master = (const float *)((const char *)buf.params + train.groupParamOffset);
   ProfileScope profile(ctx, KernelKind::Optimizer);
   cuda::convert(deviceOf(ctx), precision == "bf16" ? LowPrecision::BF16 : LowPrecision::FP16,

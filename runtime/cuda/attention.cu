@@ -13,9 +13,11 @@
 //  - Forward over a KV cache: the new k/v rows are copied into the cache
 //    (skipped when the projections were written there in place), keys are
 //    the cache's [0, start + rows). The decode step captured as a CUDA graph
-//    (decode_graph.h) reads start from the device (Device::stepStart) and
-//    spans all cacheCapacity keys, the ones past start + rows masked to 0,
-//    so nothing in the captured launches depends on the step.
+//    (decode_graph.h) reads start from the device (Device::stepStart), for
+//    the cache write and for its attention (attention_decode.cu: one block
+//    per query row and head, looping over the visible keys only), so
+//    nothing in the captured launches depends on the step and the work does
+//    on its length.
 //  - Backward (training shapes, start = 0, keys = the projections): the
 //    softmax is recomputed, then dP = dOut V^T, dS = P (dP - rowsum(dP P))
 //    in place, dQ += scale dS K, dK += scale dS^T Q, dV += P^T dOut; heads
@@ -40,17 +42,15 @@ using Rows = RowReduce<float>;
 // Row (b, r) of the scores ([.., keys] rows), in place: softmax over the
 // visible keys j < start + rows (and j <= start + r when causal, and
 // mask[b * cap + j] != 0 when masked); invisible keys and rows without any
-// get 0. startDev (the decode step's position in device memory) replaces
-// start when set; the host path has keys = start + rows.
+// get 0. keys = start + rows (the decode step with its position on the
+// device has a kernel of its own: attention_decode.cu).
 __global__ void maskedSoftmaxKernel(float *s, int64_t rows, int64_t keys, int64_t cap,
-                                    int64_t start, const int64_t *startDev, bool causal,
-                                    const int32_t *mask) {
+                                    int64_t start, bool causal, const int32_t *mask) {
   __shared__ Rows::Storage shared;
   const int64_t b = blockIdx.x / rows, r = blockIdx.x % rows;
   float *row = s + (int64_t)blockIdx.x * keys;
-  const int64_t first = startDev ? *startDev : start;
-  const int64_t seen = first + rows < keys ? first + rows : keys;
-  const int64_t limit = causal ? (first + r + 1 < seen ? first + r + 1 : seen) : seen;
+  const int64_t seen = start + rows < keys ? start + rows : keys;
+  const int64_t limit = causal ? (start + r + 1 < seen ? start + r + 1 : seen) : seen;
   auto visible = [&](int64_t j) { return j < limit && (!mask || mask[b * cap + j] != 0); };
   float part = -INFINITY;
   for (int64_t j = threadIdx.x; j < keys; j += kThreads)
@@ -132,10 +132,9 @@ void attention_forward(Device &dev, const AttentionArgs &a, float *out, const fl
     return;
   const int64_t hd = a.headDim, kvDim = a.kvHeads * hd, cap = a.cacheCapacity;
   const int64_t group = a.heads / a.kvHeads;
-  // The decode step as a graph: every key row of the cache, the visible
-  // ones decided on the device (Device::stepStart).
+  // The decode step as a graph: the position on the device
+  // (Device::stepStart) decides which cache rows are written and read.
   const bool deviceStart = dev.stepStart != nullptr;
-  const int64_t keys = deviceStart ? cap : a.start + a.rows;
   if (a.batch > 65535)
     fail("attention_forward: batch " + std::to_string(a.batch) + " exceeds 65535 on the GPU");
   for (auto [cache, x] : {std::pair<float *, const float *>{kc, k}, {vc, v}}) {
@@ -152,8 +151,12 @@ void attention_forward(Device &dev, const AttentionArgs &a, float *out, const fl
       BMRT_CUDA_CHECK_LAUNCH("cacheWriteKernel");
     }
   }
-  if (deviceStart)
+  if (deviceStart) {
     dev.stepCapacity = dev.stepCapacity > 0 && dev.stepCapacity < cap ? dev.stepCapacity : cap;
+    attention_decode(dev, a, out, q, kc, vc);
+    return;
+  }
+  const int64_t keys = a.start + a.rows;
   float *s = (float *)scratchOf(dev, sizeof(float) * a.batch * a.rows * keys);
   for (int64_t h = 0; h < a.heads; ++h) {
     const int64_t g = h / group;
@@ -161,7 +164,7 @@ void attention_forward(Device &dev, const AttentionArgs &a, float *out, const fl
             a.qBatchStride, kc + g * hd, kvDim, cap * kvDim, 0.0f, s, keys, a.rows * keys,
             a.batch);
     maskedSoftmaxKernel<<<rowBlocks(a.batch * a.rows), kThreads, 0, dev.compute>>>(
-        s, a.rows, keys, cap, a.start, dev.stepStart, a.causal, a.keyMask);
+        s, a.rows, keys, cap, a.start, a.causal, a.keyMask);
     BMRT_CUDA_CHECK_LAUNCH("maskedSoftmaxKernel");
     product(dev, Trans::N, Trans::N, a.rows, hd, keys, 1.0f, s, keys, a.rows * keys,
             vc + g * hd, kvDim, cap * kvDim, 0.0f, out + h * hd, a.outRowStride,
@@ -190,7 +193,7 @@ void attention_backward(Device &dev, const AttentionArgs &a, float *dq, float *d
     product(dev, Trans::N, Trans::T, T, T, hd, a.scale, qh, a.qRowStride, a.qBatchStride, kg,
             a.kvRowStride, a.kvBatchStride, 0.0f, p, T, tile, a.batch);
     maskedSoftmaxKernel<<<rowBlocks(a.batch * T), kThreads, 0, dev.compute>>>(
-        p, T, T, a.cacheCapacity, 0, nullptr, a.causal, a.keyMask);
+        p, T, T, a.cacheCapacity, 0, a.causal, a.keyMask);
     BMRT_CUDA_CHECK_LAUNCH("maskedSoftmaxKernel");
     if (dv) // dV_g += P^T dOut_h
       product(dev, Trans::T, Trans::N, T, hd, T, 1.0f, p, T, tile, doh, a.outRowStride,

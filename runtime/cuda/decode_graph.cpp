@@ -9,9 +9,11 @@
 #include "cuda/decode_graph.h"
 #include "cuda/check.h"
 
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <string>
 
 namespace bmrt::cuda {
@@ -40,35 +42,56 @@ bool decodeGraphsWanted(const char *value) {
 }
 
 DecodeGraphs::DecodeGraphs(Device &dev, bool enabled)
-    : dev_(dev), enabled_(enabled), pinned_(sizeof(int64_t)) {
-  BMRT_CUDA_CHECK(cudaMalloc(&start_, sizeof(int64_t)));
+    : dev_(dev), enabled_(enabled), pinned_(sizeof(Slot)) {
+  BMRT_CUDA_CHECK(cudaMalloc(&slot_, sizeof(Slot)));
+  new (pinned_.data()) Slot();
 }
 
 DecodeGraphs::~DecodeGraphs() {
-  for (auto &[rows, g] : graphs_)
+  for (auto &[key, g] : graphs_)
     if (g.exec)
       cudaGraphExecDestroy(g.exec);
-  if (start_)
-    cudaFree(start_);
+  if (slot_)
+    cudaFree(slot_);
 }
 
-void DecodeGraphs::run(Context &ctx, const EntryPoint &decode, const Buffers &buf,
-                       int64_t start, int64_t rows) {
+std::optional<DrawResult> DecodeGraphs::run(Context &ctx, const EntryPoint &decode,
+                                            const Buffers &buf, int64_t start, int64_t rows,
+                                            const StepDraw *draw) {
   if (start < 0 || rows < 1)
     fail("decode: position " + std::to_string(start) + ", " + std::to_string(rows) +
          " rows (an app bug)");
+  // The step's position and the draw's settings, one copy in. The previous
+  // step's copy read the pinned slot before the app's wait after that step:
+  // it may be written again.
+  Slot *host = (Slot *)pinned_.data();
+  host->start = start;
+  if (draw)
+    host->params = draw->params;
+  BMRT_CUDA_CHECK(cudaMemcpyAsync(slot_, host, offsetof(Slot, result), cudaMemcpyHostToDevice,
+                                  dev_.compute));
+  const int kind = !draw ? 0 : drawIsSorted(draw->mode) ? 2 : 1;
+  launch(ctx, graphs_[Key(rows, kind)], decode, buf, start, rows, draw);
+  if (!draw)
+    return std::nullopt;
+  // The step's one wait: the draw's result (the token, its errors, the
+  // device's error flag) comes back.
+  BMRT_CUDA_CHECK(cudaMemcpyAsync(&host->result, &slot_->result, sizeof(DrawResult),
+                                  cudaMemcpyDeviceToHost, dev_.compute));
+  synchronize(dev_.compute);
+  return host->result;
+}
+
+void DecodeGraphs::launch(Context &ctx, Graph &g, const EntryPoint &decode, const Buffers &buf,
+                          int64_t start, int64_t rows, const StepDraw *draw) {
   if (!devicePositions_) {
-    decode.fn(ctx, buf, start, rows);
+    step(ctx, decode, buf, start, rows, draw);
     return;
   }
-  // The previous step's copy read the pinned value before the app's wait
-  // after that step: it may be written again.
-  *(int64_t *)pinned_.data() = start;
-  BMRT_CUDA_CHECK(cudaMemcpyAsync(start_, pinned_.data(), sizeof(int64_t),
-                                  cudaMemcpyHostToDevice, dev_.compute));
-  StepStartScope scope(dev_, start_);
-  Graph &g = graphs_[rows];
-  if (g.exec && g.scratchGeneration != dev_.scratchGeneration) { // holds a freed pointer
+  StepStartScope scope(dev_, &slot_->start);
+  const bool stale = g.scratchGeneration != dev_.scratchGeneration || // holds a freed pointer
+                     (draw && (g.logits != draw->logits || g.vocab != draw->vocab));
+  if (g.exec && stale) {
     BMRT_CUDA_CHECK(cudaGraphExecDestroy(g.exec));
     g.exec = nullptr;
   }
@@ -83,7 +106,7 @@ void DecodeGraphs::run(Context &ctx, const EntryPoint &decode, const Buffers &bu
   }
   if (!enabled_ || !g.warm || ctx.profile) {
     try {
-      decode.fn(ctx, buf, start, rows);
+      step(ctx, decode, buf, start, rows, draw);
     } catch (const NeedsHostPosition &e) {
       // Nothing of the step is wrong, only its position's place: run it
       // again (the same values) with host positions, from now on.
@@ -91,20 +114,29 @@ void DecodeGraphs::run(Context &ctx, const EntryPoint &decode, const Buffers &bu
       std::fprintf(stderr, "cuda: decoding with host positions, launch by launch: %s\n",
                    e.what());
       dev_.stepStart = nullptr;
-      decode.fn(ctx, buf, start, rows);
+      step(ctx, decode, buf, start, rows, draw);
     }
     g.warm = true;
     return;
   }
-  capture(ctx, g, decode, buf, start, rows);
+  capture(ctx, g, decode, buf, start, rows, draw);
+}
+
+void DecodeGraphs::step(Context &ctx, const EntryPoint &decode, const Buffers &buf,
+                        int64_t start, int64_t rows, const StepDraw *draw) {
+  decode.fn(ctx, buf, start, rows);
+  if (draw)
+    enqueueDraw(dev_, drawIsSorted(draw->mode), &slot_->params, draw->logits, draw->vocab,
+                &slot_->result);
 }
 
 void DecodeGraphs::capture(Context &ctx, Graph &g, const EntryPoint &decode,
-                           const Buffers &buf, int64_t start, int64_t rows) {
+                           const Buffers &buf, int64_t start, int64_t rows,
+                           const StepDraw *draw) {
   BMRT_CUDA_CHECK(cudaStreamBeginCapture(dev_.compute, cudaStreamCaptureModeThreadLocal));
   std::string why;
   try {
-    decode.fn(ctx, buf, start, rows); // recorded, not run
+    step(ctx, decode, buf, start, rows, draw); // recorded, not run
   } catch (const Error &e) {
     why = e.what();
   }
@@ -128,11 +160,13 @@ void DecodeGraphs::capture(Context &ctx, Graph &g, const EntryPoint &decode,
                  "cuda: decoding launch by launch: the decode step could not be captured as "
                  "a CUDA graph (%s)\n",
                  why.c_str());
-    decode.fn(ctx, buf, start, rows);
+    step(ctx, decode, buf, start, rows, draw);
     return;
   }
   g.capacity = dev_.stepCapacity > 0 ? dev_.stepCapacity : std::numeric_limits<int64_t>::max();
   g.scratchGeneration = dev_.scratchGeneration;
+  g.logits = draw ? draw->logits : nullptr;
+  g.vocab = draw ? draw->vocab : 0;
   BMRT_CUDA_CHECK(cudaGraphLaunch(g.exec, dev_.compute));
 }
 

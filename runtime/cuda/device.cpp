@@ -98,6 +98,10 @@ Device::~Device() {
     cudaFree(scratch);
   if (errors)
     cudaFree(errors);
+  if (drawDevice)
+    cudaFree(drawDevice);
+  if (drawHost)
+    cudaFreeHost(drawHost);
   if (workspace)
     cudaFree(workspace);
   if (lt)

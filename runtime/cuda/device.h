@@ -61,6 +61,9 @@ struct Device {
   // smallest KV-cache capacity such an attention saw (the replay's bound).
   const int64_t *stepStart = nullptr;
   int64_t stepCapacity = 0;
+  // sample_token's draw settings and result (sampling_draw.h): device memory
+  // and its pinned mirror, allocated at the first draw.
+  void *drawDevice = nullptr, *drawHost = nullptr;
 
   Device() = default;
   Device(const Device &) = delete;

@@ -31,6 +31,11 @@ std::vector<RoleSize> plannedRoles(const ProgramInfo &program, int rank, int ran
     if (plan.bytes[6] > 0)
       roles.push_back({"gradient staging", (size_t)plan.bytes[6],
                        "the largest unit's trainable params (a layer of each repeat)", 6});
+    // zero = 3: the params gathered for the entries, unit 0 and two slots
+    // of each repeat's layer (docs/distributed.md, "ZeRO-3").
+    if (plan.bytes[7] > 0)
+      roles.push_back({"param staging", (size_t)plan.bytes[7],
+                       "the trainable params of unit 0 and two layers of each repeat", 7});
   }
   return roles;
 }
@@ -69,11 +74,11 @@ DeviceBuffers::DeviceBuffers(Device &dev, const ProgramInfo &program, int rank, 
   BMRT_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
   checkFits(dev, roles, freeBytes, totalBytes);
   void **slots[] = {&buf_.params,   &buf_.state,     &buf_.activations, &buf_.grads,
-                    &buf_.optState, &buf_.lowParams, &buf_.gradStaging};
+                    &buf_.optState, &buf_.lowParams, &buf_.gradStaging, &buf_.paramStaging};
   for (const RoleSize &r : roles) {
     if (r.bytes == 0)
       continue;
-    if (r.slot < 0 || r.slot > 6)
+    if (r.slot < 0 || r.slot > 7)
       fail("DeviceBuffers: role " + r.role + " has no slot (a bmrt bug)");
     // Zeroed: the training contract wants grads, optimizer state and the
     // staging zero before the first step.
@@ -99,7 +104,7 @@ DeviceBuffers::DeviceBuffers(Device &dev, const ProgramInfo &program, int rank, 
 DeviceBuffers::~DeviceBuffers() {
   for (void *p : {buf_.params, buf_.state, buf_.activations, buf_.grads,
                   buf_.optStateOffloaded ? nullptr : buf_.optState, buf_.lowParams,
-                  buf_.gradStaging})
+                  buf_.gradStaging, buf_.paramStaging})
     if (p)
       cudaFree(p);
   if (buf_.optStateOffloaded && buf_.optState)

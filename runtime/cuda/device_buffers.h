@@ -30,12 +30,13 @@ struct RoleSize {
   std::string role;
   size_t bytes = 0;
   std::string sizedBy;
-  int slot = -1; // which of Buffers' pointers (role 0..6, ProgramBuffers' order)
+  int slot = -1; // which of Buffers' pointers (role 0..7, ProgramBuffers' order)
 };
 
 /// The roles of `program` on rank `rank` of `ranks` (app/role_plan.h: train
 /// programs add grads and optimizer state, bf16/fp16 ones the 16-bit copy of
-/// the trainable group, zero = 2 the staging of one unit's gradients), in
+/// the trainable group, zero = 2 and 3 the staging of one unit's gradients,
+/// zero = 3 the staging of the params gathered for the entries), in
 /// the order of Buffers' fields; empty optional roles are left out.
 std::vector<RoleSize> plannedRoles(const ProgramInfo &program, int rank = 0, int ranks = 1);
 
@@ -58,14 +59,14 @@ public:
 
   const Buffers &get() const { return buf_; }
   size_t totalBytes() const { return total_; }
-  /// Bytes of role 0..6 (ProgramBuffers::bytes' order; role 6 is zero = 2's
-  /// gradient staging).
+  /// Bytes of role 0..7 (ProgramBuffers::bytes' order; role 6 is zero = 2
+  /// and 3's gradient staging, role 7 zero = 3's param staging).
   int64_t bytes(int role) const { return bytes_[role]; }
 
 private:
   Buffers buf_;
   size_t total_ = 0;
-  int64_t bytes_[7] = {0, 0, 0, 0, 0, 0, 0};
+  int64_t bytes_[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 };
 
 /// Page-locked host memory for the copy stream (cudaMallocHost), so

@@ -12,7 +12,12 @@
 //    stream and reports a bad index a kernel recorded, so the app's timing
 //    of an entry is the GPU's time, and outputs are ready to read. The
 //    decode entry runs through DecodeGraphs (its position in device memory,
-//    the step replayed as a CUDA graph: decode_graph.h).
+//    the step replayed as a CUDA graph: decode_graph.h); when the app said
+//    it will sample the step's logits (expectSample), the draw is part of
+//    the step, the step's one wait brings the token and the device's error
+//    flag back, and sample() hands that token over (its errors raised
+//    there, where the host raises them). --profile keeps the draw apart
+//    (timed as Sampling).
 //
 //===----------------------------------------------------------------------===//
 #include "cuda/device_memory.h"
@@ -20,10 +25,12 @@
 #include "cuda/decode_graph.h"
 #include "cuda/device_buffers.h"
 #include "cuda/kernels_cuda.h"
+#include "cuda/sampling_draw.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace bmrt::cuda {
@@ -40,6 +47,7 @@ public:
   void *hostParams() override { return params_.data(); }
 
   void paramsChanged() override {
+    drawn_.reset();
     if (params_.size() == 0)
       return;
     BMRT_CUDA_CHECK(cudaMemcpyAsync(buffers_.get().params, params_.data(), params_.size(),
@@ -64,11 +72,38 @@ public:
     orderAfter(dev_, dev_.compute, dev_.copy);
   }
 
+  void expectSample(const Sampler &sampler, const TensorRef &logits, uint64_t step) override {
+    expected_ = Expected{sampler.config, sampler.vocab, logits, step};
+  }
+
   void call(Context &ctx, const EntryPoint &entry, int64_t start, int64_t rows) override {
-    if (!std::strcmp(entry.name, "decode")) // its position on the device: decode_graph.h
-      decode_.run(ctx, entry, buffers_.get(), start, rows);
-    else
+    std::optional<Expected> expected = expected_;
+    expected_.reset();
+    drawn_.reset();
+    if (std::strcmp(entry.name, "decode") != 0) {
       entry.fn(ctx, buffers_.get(), start, rows);
+      checkDeviceErrors(dev_);
+      return;
+    }
+    // The decode step, its position on the device (decode_graph.h), with
+    // the draw of the next token when one is expected from its f32 logits.
+    std::optional<StepDraw> draw;
+    if (expected && !ctx.profile && expected->logits.dtype == DType::F32 &&
+        isOutputOf(entry, expected->logits)) {
+      draw.emplace();
+      draw->params = drawParamsOf(expected->config, expected->vocab, expected->step);
+      draw->mode = expected->config.mode;
+      draw->logits =
+          (const float *)((const char *)buffers_.get().activations + expected->logits.offset);
+      draw->vocab = expected->vocab;
+    }
+    const std::optional<DrawResult> r =
+        decode_.run(ctx, entry, buffers_.get(), start, rows, draw ? &*draw : nullptr);
+    if (r) {
+      drawn_ = Drawn{*r, expected->logits.offset, expected->step};
+      if (!r->deviceError)
+        return; // the step is done (run waited for it), no kernel reported
+    }
     checkDeviceErrors(dev_);
   }
 
@@ -83,6 +118,10 @@ public:
 
   int32_t sample(Context &ctx, Sampler &sampler, const TensorRef &logits,
                  uint64_t step) override {
+    std::optional<Drawn> drawn = drawn_;
+    drawn_.reset();
+    if (drawn && drawn->logitsOffset == logits.offset && drawn->step == step)
+      return tokenOf(drawn->result); // drawn within the decode step
     ProfileScope scope(ctx, KernelKind::Sampling);
     if (logits.dtype != DType::F32)
       fail(std::string("output ") + logits.name + " is " + describeTensor(logits) +
@@ -92,11 +131,32 @@ public:
   }
 
 private:
+  // What expectSample announced, and what the decode step drew for it.
+  struct Expected {
+    SamplingConfig config;
+    int64_t vocab;
+    TensorRef logits;
+    uint64_t step;
+  };
+  struct Drawn {
+    DrawResult result;
+    int64_t logitsOffset;
+    uint64_t step;
+  };
+  static bool isOutputOf(const EntryPoint &entry, const TensorRef &t) {
+    for (int i = 0; i < entry.numOutputs; i++)
+      if (entry.outputs[i].offset == t.offset)
+        return true;
+    return false;
+  }
+
   Device &dev_;
   DeviceBuffers buffers_;
   PinnedBuffer params_; // the app's params: read from checkpoints, copied in
   PinnedBuffer inputs_; // one entry's token inputs, back to back
   DecodeGraphs decode_; // the decode entry's steps (CUDA graphs)
+  std::optional<Expected> expected_;
+  std::optional<Drawn> drawn_;
 };
 
 } // namespace

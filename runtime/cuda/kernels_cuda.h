@@ -144,13 +144,21 @@ struct NeedsHostPosition : Error {
 };
 
 /// With dev.stepStart set (the decode step as a graph): the first position
-/// is read from there, the new rows are written to the cache there, and the
-/// scores span the whole capacity with the keys past start + rows masked
-/// (the plain path's formula on the visible keys; the GEMMs' shapes no
-/// longer depend on the step, so their rounding may differ from it). args.start is then only checked; k and v must not be the
-/// cache's own rows (that place depends on the host's start).
+/// is read from there, the new rows are written to the cache there, and
+/// attention_decode reads the keys [0, start + rows) only (the plain path's
+/// formula; its sums are in another order than the GEMMs', so its rounding
+/// may differ from the plain path's). args.start is then only checked; k
+/// and v must not be the cache's own rows (that place depends on the
+/// host's start).
 void attention_forward(Device &dev, const AttentionArgs &args, float *out, const float *q,
                        const float *k, const float *v, float *kCache, float *vCache);
+/// attention_forward's decode step with dev.stepStart set, after the cache
+/// write (attention_decode.cu): a grid sized by the arguments, the visible
+/// keys decided and looped over on the device, so a captured graph replays
+/// it at any position and the work grows with the position, not the
+/// capacity.
+void attention_decode(Device &dev, const AttentionArgs &args, float *out, const float *q,
+                      const float *kCache, const float *vCache);
 void attention_backward(Device &dev, const AttentionArgs &args, float *dq, float *dk, float *dv,
                         const float *dout, const float *q, const float *k, const float *v);
 

@@ -87,38 +87,10 @@ public:
     return issue(CommOpKind::Broadcast, buf, n, dtype, root);
   }
   CommHandle reduceScatterv(void *buf, const int64_t *counts, DType dtype) override {
-    const int64_t total = checkPieceCounts(CommOpKind::ReduceScatterV, counts, rank(), size());
-    checkCommArgs(CommOpKind::ReduceScatterV, buf, total, dtype, 0, rank(), size());
-    Op op;
-    op.what = describeCommOp(CommOpKind::ReduceScatterV, total, dtype, size());
-    if (total > 0 && !isDevicePointer(buf)) {
-      op.host = boot_->reduceScatterv(buf, counts, dtype);
-      return remember(std::move(op));
-    }
-    orderAfter(dev_, dev_.comm, dev_.compute);
-    // NCCL has no reduce-scatter of unequal pieces: one in-place ncclReduce
-    // per piece, rooted at the piece's owner, fused by the group into one
-    // launch. Every rank issues the same reductions (counts are alike on
-    // all ranks), empty pieces none.
-    const ncclDataType_t type = ncclTypeOf(dtype);
-    char *piece = (char *)buf;
-    BMRT_NCCL_CHECK(ncclGroupStart());
-    for (int q = 0; q < size(); ++q) {
-      if (counts[q] > 0) {
-        const ncclResult_t r =
-            ncclReduce(piece, piece, (size_t)counts[q], type, ncclSum, q, comm_, dev_.comm);
-        if (r != ncclSuccess) {
-          ncclGroupEnd(); // the group is closed before the failure is reported
-          checkNccl((int)r, "ncclReduce(piece, piece, counts[q], type, ncclSum, q, comm_, dev_.comm)",
-                    __FILE__, __LINE__);
-        }
-      }
-      piece += (size_t)counts[q] * commDTypeBytes(dtype);
-    }
-    BMRT_NCCL_CHECK(ncclGroupEnd());
-    op.event = takeEvent();
-    BMRT_CUDA_CHECK(cudaEventRecord(op.event, dev_.comm));
-    return remember(std::move(op));
+    return issuePieces(CommOpKind::ReduceScatterV, buf, counts, dtype);
+  }
+  CommHandle allGatherv(void *buf, const int64_t *counts, DType dtype) override {
+    return issuePieces(CommOpKind::AllGatherV, buf, counts, dtype);
   }
 
   void wait(CommHandle h) override {
@@ -191,6 +163,52 @@ private:
     default:
       BMRT_NCCL_CHECK(ncclBroadcast(buf, buf, (size_t)n, type, root, comm_, dev_.comm));
     }
+    op.event = takeEvent();
+    BMRT_CUDA_CHECK(cudaEventRecord(op.event, dev_.comm));
+    return remember(std::move(op));
+  }
+
+  // reduceScatterv and allGatherv: pieces of unequal length (ZeRO-2's
+  // gradients, ZeRO-3's params), which NCCL has no collective for. Each
+  // non-empty piece is one in-place collective rooted at the piece's owner -
+  // an ncclReduce (the owner gets the sum) or an ncclBroadcast (everyone
+  // gets the owner's piece) - fused by the group into one launch on the
+  // comm stream. Every rank issues the same calls (counts are alike on all
+  // ranks), empty pieces none.
+  CommHandle issuePieces(CommOpKind kind, void *buf, const int64_t *counts, DType dtype) {
+    const int64_t total = checkPieceCounts(kind, counts, rank(), size());
+    checkCommArgs(kind, buf, total, dtype, 0, rank(), size());
+    Op op;
+    op.what = describeCommOp(kind, total, dtype, size());
+    if (total > 0 && !isDevicePointer(buf)) {
+      op.host = kind == CommOpKind::ReduceScatterV ? boot_->reduceScatterv(buf, counts, dtype)
+                                                   : boot_->allGatherv(buf, counts, dtype);
+      return remember(std::move(op));
+    }
+    // After the compute stream's work so far (it wrote buf: the backward's
+    // gradients, or gather_unit's copy of this rank's piece).
+    orderAfter(dev_, dev_.comm, dev_.compute);
+    const bool reduce = kind == CommOpKind::ReduceScatterV;
+    const ncclDataType_t type = ncclTypeOf(dtype);
+    char *piece = (char *)buf;
+    BMRT_NCCL_CHECK(ncclGroupStart());
+    for (int q = 0; q < size(); ++q) {
+      if (counts[q] > 0) {
+        const ncclResult_t r =
+            reduce ? ncclReduce(piece, piece, (size_t)counts[q], type, ncclSum, q, comm_, dev_.comm)
+                   : ncclBroadcast(piece, piece, (size_t)counts[q], type, q, comm_, dev_.comm);
+        if (r != ncclSuccess) {
+          ncclGroupEnd(); // the group is closed before the failure is reported
+          checkNccl((int)r,
+                    reduce
+                        ? "ncclReduce(piece, piece, counts[q], type, ncclSum, q, comm_, dev_.comm)"
+                        : "ncclBroadcast(piece, piece, counts[q], type, q, comm_, dev_.comm)",
+                    __FILE__, __LINE__);
+        }
+      }
+      piece += (size_t)counts[q] * commDTypeBytes(dtype);
+    }
+    BMRT_NCCL_CHECK(ncclGroupEnd());
     op.event = takeEvent();
     BMRT_CUDA_CHECK(cudaEventRecord(op.event, dev_.comm));
     return remember(std::move(op));

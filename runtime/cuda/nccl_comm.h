@@ -20,8 +20,9 @@
 // broadcastString) go through the bootstrap communicator and block as
 // there.
 //
-// reduceScatterv (ZeRO-2's pieces of unequal length, which NCCL has no
-// collective for) is one in-place ncclReduce per non-empty piece, rooted at
+// reduceScatterv and allGatherv (ZeRO-2's gradients and ZeRO-3's params in
+// pieces of unequal length, which NCCL has no collective for) are one
+// in-place ncclReduce (resp. ncclBroadcast) per non-empty piece, rooted at
 // the piece's owner, all in one ncclGroupStart/End on the comm stream.
 //
 // NCCL's reductions are not in rank order, so --deterministic is refused.

@@ -13,14 +13,17 @@
 //    the first id whose cumulative sum exceeds u * total, u the Philox
 //    uniform at (seed, step) the host draws too (the last id with p > 0 if
 //    rounding leaves none).
-// top_k and top_p sort the row first: sampling_sorted.cu.
+// The mode, temperature, seed and step are read from device memory
+// (DrawParams, sampling_draw.h), so the decode step's graph replays the
+// kernel for every token. top_k and top_p sort the row first:
+// sampling_sorted.cu.
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/philox.h"
 #include "cuda/check.h"
 #include "cuda/kernels_cuda.h"
 #include "cuda/sampling_block.cuh"
-#include "cuda/sampling_sorted.h"
+#include "cuda/sampling_draw.h"
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
@@ -36,13 +39,6 @@ using sampling_block::kNone;
 using sampling_block::MaxLL;
 using sampling_block::MinLL;
 
-struct Result {
-  long long token;
-  long long badIndex; // lowest NaN/+inf id, kNone if none
-  int badIsNan;
-  int allNegInf;      // temperature: every logit is -inf
-};
-
 struct Best {
   float v;
   long long i;
@@ -56,8 +52,8 @@ struct MaxD {
   __device__ double operator()(double a, double b) const { return a > b ? a : b; }
 };
 
-__global__ void sampleKernel(Result *out, const float *logits, int64_t V, bool greedy,
-                             double temperature, double u) {
+__global__ void sampleKernel(DrawResult *out, const float *logits, int64_t V,
+                             const DrawParams *params, const DeviceErrorSlot *errors) {
   using BestReduce = cub::BlockReduce<Best, kSampleThreads>;
   using IndexReduce = cub::BlockReduce<long long, kSampleThreads>;
   using DoubleReduce = cub::BlockReduce<double, kSampleThreads>;
@@ -71,6 +67,9 @@ __global__ void sampleKernel(Result *out, const float *logits, int64_t V, bool g
   __shared__ long long sharedIndex;
   __shared__ double sharedDouble;
 
+  const bool greedy = params->mode == (int32_t)SamplingMode::Greedy;
+  const double temperature = params->temperature;
+  const int deviceError = errors ? errors->flag : 0;
   int64_t lo, hi;
   sampling_block::threadRange<kSampleThreads>(V, lo, hi);
 
@@ -78,7 +77,7 @@ __global__ void sampleKernel(Result *out, const float *logits, int64_t V, bool g
       sampling_block::firstBadLogit<kSampleThreads>(logits, lo, hi, tmp.index, sharedIndex);
   if (bad != kNone) {
     if (threadIdx.x == 0)
-      *out = Result{-1, bad, isnan(logits[bad]) ? 1 : 0, 0};
+      *out = DrawResult{-1, bad, isnan(logits[bad]) ? 1 : 0, 0, 0, deviceError, 0};
     return;
   }
 
@@ -89,7 +88,7 @@ __global__ void sampleKernel(Result *out, const float *logits, int64_t V, bool g
         mine = Best{logits[i], (long long)i};
     Best best = BestReduce(tmp.best).Reduce(mine, BestOp());
     if (threadIdx.x == 0)
-      *out = Result{best.i, kNone, 0, 0};
+      *out = DrawResult{best.i, kNone, 0, 0, 0, deviceError, 0};
     return;
   }
 
@@ -105,7 +104,7 @@ __global__ void sampleKernel(Result *out, const float *logits, int64_t V, bool g
   __syncthreads();
   if (m == -INFINITY) {
     if (threadIdx.x == 0)
-      *out = Result{-1, kNone, 0, 1};
+      *out = DrawResult{-1, kNone, 0, 1, 0, deviceError, 0};
     return;
   }
   double part = 0;
@@ -119,6 +118,8 @@ __global__ void sampleKernel(Result *out, const float *logits, int64_t V, bool g
   double before, total;
   Scan(tmp.scan).ExclusiveSum(part, before, total);
   __syncthreads();
+  // The host's uniform for this token (the same integer arithmetic).
+  const double u = philoxUniform(params->seed, params->step, kSamplingStream);
   const double target = u * total;
   long long token = kNone;
   if (before <= target && target < before + part) { // the crossing is in my ids
@@ -134,44 +135,16 @@ __global__ void sampleKernel(Result *out, const float *logits, int64_t V, bool g
   __syncthreads();
   const long long last = IndexReduce(tmp.index).Reduce(lastKept, MaxLL());
   if (threadIdx.x == 0)
-    *out = Result{token != kNone ? token : last, kNone, 0, 0};
-}
-
-// The kernels' answer as the host's Sampler reports it: an invalid logit
-// or all -inf is an error, else the token.
-int32_t checkedToken(long long token, long long badIndex, int badIsNan, int allNegInf) {
-  if (badIndex != kNone)
-    fail(std::string("the model produced an invalid logit (") + (badIsNan ? "nan" : "inf") +
-         ") for token " + std::to_string(badIndex));
-  if (allNegInf)
-    fail("every logit is -inf: there is no token to sample");
-  return (int32_t)token;
+    *out = DrawResult{token != kNone ? token : last, kNone, 0, 0, 0, deviceError, 0};
 }
 
 } // namespace
 
-int32_t sample_token(Device &dev, const SamplingConfig &config, const float *logits,
-                     int64_t vocab, uint64_t step) {
-  if (config.mode == SamplingMode::TopK || config.mode == SamplingMode::TopP) {
-    const SortedDraw r =
-        sorted_draw(dev, config, logits, vocab, philoxUniform(config.seed, step, kSamplingStream));
-    return checkedToken(r.token, r.badIndex, r.badIsNan, r.allNegInf);
-  }
-  if (vocab < 1 || vocab > std::numeric_limits<int32_t>::max())
-    fail("sampling: vocabulary of " + std::to_string(vocab) + " tokens");
-  const bool greedy = config.mode == SamplingMode::Greedy;
-  if (!greedy && !(config.temperature > 0))
-    fail("sampling: temperature must be > 0 (got " + std::to_string(config.temperature) + ")");
-  const double u = greedy ? 0.0 : philoxUniform(config.seed, step, kSamplingStream);
-  Result *d = (Result *)scratchOf(dev, sizeof(Result));
-  sampleKernel<<<1, kSampleThreads, 0, dev.compute>>>(d, logits, vocab, greedy,
-                                                      config.temperature, u);
+void launchPlainDraw(Device &dev, const DrawParams *params, const float *logits, int64_t vocab,
+                     DrawResult *result) {
+  sampleKernel<<<1, kSampleThreads, 0, dev.compute>>>(result, logits, vocab, params,
+                                                      dev.errors);
   BMRT_CUDA_CHECK_LAUNCH("sampleKernel");
-  Result r;
-  // The token is needed on the host (to stream it, to stop at EOS).
-  BMRT_CUDA_CHECK(cudaMemcpyAsync(&r, d, sizeof r, cudaMemcpyDeviceToHost, dev.compute));
-  BMRT_CUDA_CHECK(cudaStreamSynchronize(dev.compute));
-  return checkedToken(r.token, r.badIndex, r.badIsNan, r.allNegInf);
 }
 
 } // namespace bmrt::cuda

@@ -17,6 +17,9 @@
 //     the kept weights exp(x / T - max) scattered back to id order (0 for
 //     the rest), then the temperature kernel's draw over them in id order:
 //     the first id whose cumulative weight exceeds u * total.
+// The mode's settings, the seed and the step (u's Philox counter) are read
+// from device memory (DrawParams, sampling_draw.h): the decode step's graph
+// replays these launches for every token.
 // Rounding: sums run in another association than the host's sequential
 // ones (~1e-16 relative), so a cumulative sum within that of p or of the
 // draw's target can fall on the other side; logits whose exponentials round
@@ -24,9 +27,11 @@
 // as rare as the draw landing on a boundary.
 //
 //===----------------------------------------------------------------------===//
+#include "bmrt/philox.h"
 #include "cuda/check.h"
 #include "cuda/launch.cuh"
 #include "cuda/sampling_block.cuh"
+#include "cuda/sampling_draw.h"
 #include "cuda/sampling_sorted.h"
 
 #include <cub/block/block_reduce.cuh>
@@ -53,9 +58,9 @@ __device__ inline double weightOf(float x, double temperature, double maxScaled)
   return exp((double)x / temperature - maxScaled);
 }
 
-__global__ void sortedDrawKernel(SortedDraw *out, const float *logits, const float *sorted,
-                                 const int32_t *order, double *weight, int64_t V, bool topK,
-                                 int64_t k, double topP, double temperature, double u) {
+__global__ void sortedDrawKernel(DrawResult *out, const float *logits, const float *sorted,
+                                 const int32_t *order, double *weight, int64_t V,
+                                 const DrawParams *params, const DeviceErrorSlot *errors) {
   using LLReduce = cub::BlockReduce<long long, kBlock>;
   using DoubleReduce = cub::BlockReduce<double, kBlock>;
   using Scan = cub::BlockScan<double, kBlock>;
@@ -65,6 +70,10 @@ __global__ void sortedDrawKernel(SortedDraw *out, const float *logits, const flo
     Scan::TempStorage scan;
   } tmp;
   __shared__ long long sharedLL;
+  const bool topK = params->mode == (int32_t)SamplingMode::TopK;
+  const int64_t k = params->topK;
+  const double topP = params->topP, temperature = params->temperature;
+  const int deviceError = errors ? errors->flag : 0;
 
   // Thread t owns positions [lo, hi): ids in the check and the draw, sorted
   // positions in the cut.
@@ -74,14 +83,14 @@ __global__ void sortedDrawKernel(SortedDraw *out, const float *logits, const flo
   const long long bad = sampling_block::firstBadLogit<kBlock>(logits, lo, hi, tmp.ll, sharedLL);
   if (bad != kNone) {
     if (threadIdx.x == 0)
-      *out = SortedDraw{-1, bad, isnan(logits[bad]) ? 1 : 0, 0, 0};
+      *out = DrawResult{-1, bad, isnan(logits[bad]) ? 1 : 0, 0, 0, deviceError, 0};
     return;
   }
   // The largest logit is kept by either cut, so it is softmaxKept's max.
   const double maxScaled = (double)sorted[0] / temperature;
   if (maxScaled == -INFINITY) {
     if (threadIdx.x == 0)
-      *out = SortedDraw{-1, kNone, 0, 1, 0};
+      *out = DrawResult{-1, kNone, 0, 1, 0, deviceError, 0};
     return;
   }
 
@@ -132,6 +141,8 @@ __global__ void sortedDrawKernel(SortedDraw *out, const float *logits, const flo
   double before, total;
   Scan(tmp.scan).ExclusiveSum(part, before, total);
   __syncthreads();
+  // The host's uniform for this token (the same integer arithmetic).
+  const double u = philoxUniform(params->seed, params->step, kSamplingStream);
   const double target = u * total;
   long long token = kNone;
   if (before <= target && target < before + part) {
@@ -146,41 +157,29 @@ __global__ void sortedDrawKernel(SortedDraw *out, const float *logits, const flo
   __syncthreads();
   const long long last = LLReduce(tmp.ll).Reduce(lastKept, MaxLL());
   if (threadIdx.x == 0)
-    *out = SortedDraw{token != kNone ? token : last, kNone, 0, 0, keep};
+    *out = DrawResult{token != kNone ? token : last, kNone, 0, 0, keep, deviceError, 0};
 }
 
 size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 } // namespace
 
-SortedDraw sorted_draw(Device &dev, const SamplingConfig &config, const float *logits,
-                       int64_t vocab, double u) {
-  const bool topK = config.mode == SamplingMode::TopK;
-  if (!topK && config.mode != SamplingMode::TopP)
-    fail("sorted_draw: top_k or top_p only (got " + std::string(samplingModeName(config.mode)) +
-         ")");
-  if (vocab < 1 || vocab > std::numeric_limits<int32_t>::max())
-    fail("sampling: vocabulary of " + std::to_string(vocab) + " tokens");
-  if (!(config.temperature > 0))
-    fail("sampling: temperature must be > 0 (got " + std::to_string(config.temperature) + ")");
-  if (topK && config.topK < 1)
-    fail("top_k sampling needs k > 0, not " + std::to_string(config.topK));
-  if (!topK && !(config.topP >= 0 && config.topP <= 1))
-    fail("top_p sampling needs p in [0, 1], not " + std::to_string(config.topP));
-  const int n = (int)vocab;
-  // Scratch: the result, the sorted logits, ids in and out, the weights,
-  // then the sort's temporary storage (each 256-byte aligned).
+void launchSortedDraw(Device &dev, const DrawParams *params, const float *logits,
+                      int64_t vocab, DrawResult *result) {
+  const int n = (int)vocab; // drawParamsOf checked it fits
+  // Scratch: the sorted logits, ids in and out, the weights, then the sort's
+  // temporary storage (each 256-byte aligned). Sized the same at every step
+  // of a vocabulary, so a captured graph keeps its pointers.
   size_t sortBytes = 0;
   BMRT_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(
       nullptr, sortBytes, (const float *)nullptr, (float *)nullptr, (const int32_t *)nullptr,
       (int32_t *)nullptr, n, 0, 32, dev.compute));
-  const size_t resultAt = 0, sortedAt = aligned(sizeof(SortedDraw));
+  const size_t sortedAt = 0;
   const size_t idsInAt = sortedAt + aligned((size_t)n * sizeof(float));
   const size_t idsOutAt = idsInAt + aligned((size_t)n * sizeof(int32_t));
   const size_t weightAt = idsOutAt + aligned((size_t)n * sizeof(int32_t));
   const size_t tempAt = weightAt + aligned((size_t)n * sizeof(double));
   char *s = (char *)scratchOf(dev, tempAt + sortBytes);
-  SortedDraw *result = (SortedDraw *)(s + resultAt);
   float *sorted = (float *)(s + sortedAt);
   int32_t *idsIn = (int32_t *)(s + idsInAt), *idsOut = (int32_t *)(s + idsOutAt);
   double *weight = (double *)(s + weightAt);
@@ -190,14 +189,16 @@ SortedDraw sorted_draw(Device &dev, const SamplingConfig &config, const float *l
   BMRT_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(
       s + tempAt, sortBytes, logits, sorted, idsIn, idsOut, n, 0, 32, dev.compute));
   sortedDrawKernel<<<1, kBlock, 0, dev.compute>>>(result, logits, sorted, idsOut, weight, n,
-                                                  topK, config.topK, config.topP,
-                                                  config.temperature, u);
+                                                  params, dev.errors);
   BMRT_CUDA_CHECK_LAUNCH("sortedDrawKernel");
-  SortedDraw r;
-  // The token is needed on the host (to stream it, to stop at EOS).
-  BMRT_CUDA_CHECK(cudaMemcpyAsync(&r, result, sizeof r, cudaMemcpyDeviceToHost, dev.compute));
-  BMRT_CUDA_CHECK(cudaStreamSynchronize(dev.compute));
-  return r;
+}
+
+SortedDraw sorted_draw(Device &dev, const SamplingConfig &config, const float *logits,
+                       int64_t vocab, uint64_t step) {
+  if (!drawIsSorted(config.mode))
+    fail("sorted_draw: top_k or top_p only (got " + std::string(samplingModeName(config.mode)) +
+         ")");
+  return drawToken(dev, config, logits, vocab, step);
 }
 
 } // namespace bmrt::cuda

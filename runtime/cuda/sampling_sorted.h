@@ -10,26 +10,27 @@
 
 #include "bmrt/sampling.h"
 #include "cuda/device.h"
+#include "cuda/sampling_draw.h"
 
 #include <cstdint>
 
 namespace bmrt::cuda {
 
 /// What the device's draw found (sample_token turns the errors into the
-/// host's messages).
-struct SortedDraw {
-  long long token;    // -1 on an error below
-  long long badIndex; // lowest NaN/+inf id, LLONG_MAX if none
-  int badIsNan;
-  int allNegInf;      // every logit is -inf
-  long long kept;     // tokens the top_k / top_p cut kept (0 on an error)
-};
+/// host's messages; `kept` is the tokens the cut kept).
+using SortedDraw = DrawResult;
 
-/// top_k or top_p (config.mode) over logits [vocab] in device memory with
-/// the uniform `u`: one radix sort and one block on the compute stream,
-/// then one synchronisation for the result.
+/// top_k or top_p (config.mode) over logits [vocab] in device memory, the
+/// draw of token `step` (the Philox counter): drawToken for the sorted
+/// modes only.
 SortedDraw sorted_draw(Device &dev, const SamplingConfig &config, const float *logits,
-                       int64_t vocab, double u);
+                       int64_t vocab, uint64_t step);
+
+/// The sorted path's launches (enqueueDraw's, sampling_draw.h): a radix sort
+/// of the row, then one block for the cut and the draw, settings from
+/// `params`, the result to `result` (device memory).
+void launchSortedDraw(Device &dev, const DrawParams *params, const float *logits,
+                      int64_t vocab, DrawResult *result);
 
 } // namespace bmrt::cuda
 

@@ -10,8 +10,9 @@
 // reduce_scatter_unit (zero2_units.cpp, shared with the cuda backend) and
 // add_unit_grads. Under zero = 3 the params
 // allocation's group span holds only the partition too (element e at
-// e - part.paramsFrom); gather_unit copies a unit's pieces of every rank
-// into Buffers::paramStaging, where the entries read them.
+// e - part.paramsFrom); gather_unit (zero3_units.cpp, shared with the cuda
+// backend) copies a unit's pieces of every rank into Buffers::paramStaging,
+// where the entries read them.
 //
 // The gradient norm is where determinism across world sizes is won or lost:
 // a sum of squares split differently over ranks or threads rounds
@@ -108,55 +109,10 @@ void add_unit_grads(Context &ctx, const Buffers &buf, int64_t stagingAt, int64_t
   std::memset(staged, 0, (size_t)n * sizeof(T));
 }
 
-template <class T>
-CommHandle gather_unit(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
-                       int64_t stagingAt, int64_t at, int64_t n) {
-  checkPartition("gather_unit", buf);
-  if (!buf.paramStaging)
-    fail("gather_unit: this zero = 3 program needs Buffers::paramStaging (the params of one "
-         "unit at a time), which the app did not allocate");
-  if (stagingAt < 0 || at < 0 || n < 0)
-    fail("gather_unit: unit [" + std::to_string(at) + ", " + std::to_string(at + n) +
-         ") staged at " + std::to_string(stagingAt) + " (a bmbc bug)");
-  Comm &comm = commOf(ctx);
-  const std::vector<int64_t> counts = unitCounts("gather_unit", buf, comm.size(), at, n);
-  // The rank's own piece, from its partition into its place in the unit.
-  T *staged = (T *)buf.paramStaging + stagingAt;
-  int64_t lo, hi;
-  if (clipToPartition(buf, at, n, lo, hi)) {
-    const T *params = (const T *)((const char *)buf.params + groupParamOffset);
-    std::memcpy(staged + (lo - at), params + (lo - buf.part.paramsFrom),
-                (size_t)(hi - lo) * sizeof(T));
-  }
-  return comm.allGatherv(staged, counts.data(), sizeof(T) == 8 ? DType::F64 : DType::F32);
-}
-
-// The two slots of a repeat's layers: layer l's unit at stagingAt + (l % 2)
-// * slotStride elements of the param staging. A held gather is keyed by the
-// unit's slot-0 place (one per repeat) and tagged with its layer.
-template <class T>
-void wait_unit(Context &ctx, const Buffers &buf, int64_t groupParamOffset, int64_t stagingAt,
-               int64_t slotStride, int64_t at, int64_t n, int64_t layer) {
-  if (layer < 0 || slotStride <= 0)
-    fail("wait_unit: layer " + std::to_string(layer) + " of slot stride " +
-         std::to_string(slotStride) + " (a bmbc bug)");
-  CommHandle h;
-  if (!commOf(ctx).take(stagingAt, layer, h))
-    h = gather_unit<T>(ctx, buf, groupParamOffset, stagingAt + (layer % 2) * slotStride, at, n);
-  commWait(ctx, h);
-}
-
-template <class T>
-void prefetch_unit(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
-                   int64_t stagingAt, int64_t slotStride, int64_t at, int64_t n, int64_t layer,
-                   int64_t layers) {
-  if (layer < 0 || layer >= layers)
-    return; // past the loop's first or last layer
-  if (slotStride <= 0)
-    fail("prefetch_unit: slot stride " + std::to_string(slotStride) + " (a bmbc bug)");
-  commOf(ctx).hold(stagingAt, layer,
-                   gather_unit<T>(ctx, buf, groupParamOffset,
-                                  stagingAt + (layer % 2) * slotStride, at, n));
+// ZeRO-3's gather_unit, wait_unit and prefetch_unit are the backends' shared
+// code (zero3_units.cpp); the host's part is the copy of the rank's piece.
+void copy_unit_piece(Context &, void *staged, const void *params, int64_t bytes) {
+  std::memcpy(staged, params, (size_t)bytes);
 }
 
 #define BMRT_INSTANTIATE(T)                                                                  \
@@ -166,13 +122,7 @@ void prefetch_unit(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
                                      double, double, double, double, double, int64_t);      \
   template void sgd_update_part<T>(Context &, const Buffers &, int64_t, int64_t, int64_t,   \
                                    double, double, double, int64_t);                        \
-  template void add_unit_grads<T>(Context &, const Buffers &, int64_t, int64_t, int64_t);   \
-  template CommHandle gather_unit<T>(Context &, const Buffers &, int64_t, int64_t, int64_t, \
-                                     int64_t);                                              \
-  template void wait_unit<T>(Context &, const Buffers &, int64_t, int64_t, int64_t, int64_t, \
-                             int64_t, int64_t);                                             \
-  template void prefetch_unit<T>(Context &, const Buffers &, int64_t, int64_t, int64_t,     \
-                                 int64_t, int64_t, int64_t, int64_t);
+  template void add_unit_grads<T>(Context &, const Buffers &, int64_t, int64_t, int64_t);
 BMRT_INSTANTIATE(float)
 BMRT_INSTANTIATE(double)
 #undef BMRT_INSTANTIATE

@@ -24,6 +24,8 @@ checkpoint and prompt (hf_reference.py, shared with check_infer.py):
    step's dumped logits are bitwise equal, and the graph run said nothing
    about falling back. A graph replays the launches it captured, so any
    difference is a bug (a value baked in at capture, a stale pointer).
+ - the draw of the next token inside the decode graph (temperature, top_k,
+   top_p from a seed): the same ids with $BMB_CUDA_GRAPHS=0.
  - top_k and top_p sampling (a seed, temperature 0.8): the ids the device
    draws (its radix sort, cut and draw: cuda/sampling_sorted.cu) are the
    host executable's. Both draw with the same Philox uniform; the logits
@@ -94,6 +96,26 @@ def check_graph_decode(c, cuda_exe, d, workdir, fails):
             same += 1
     print("graph decode vs launch by launch: %d of %d steps' logits bitwise equal"
           % (same, len(files)))
+    # The draw inside the graph (its settings, seed and Philox counter in
+    # device memory): the same ids as the same kernels launched one by one.
+    for mode in (["--sampling", "temperature"], ["--sampling", "top_k", "--top-k", "40"],
+                 ["--sampling", "top_p", "--top-p", "0.9"]):
+        ids = {}
+        for graphs in ("1", "0"):
+            cmd = [cuda_exe, "--load", d, "--prompt-ids", prompt, "--output", "ids",
+                   "--temperature", "0.8", "--seed", "11", "--ignore-eos",
+                   "--max-tokens", str(c["steps"])] + mode
+            p = subprocess.run(cmd, capture_output=True, timeout=600,
+                               env=dict(os.environ, BMB_CUDA_GRAPHS=graphs))
+            if not fails.check(p.returncode == 0, "%s, BMB_CUDA_GRAPHS=%s: exit %s\n%s"
+                               % (mode[1], graphs, p.returncode, harness.tail(p.stderr))):
+                break
+            ids[graphs] = p.stdout
+        if len(ids) == 2:
+            print("%s ids: graphs %r, launch by launch %r" % (mode[1], harness.text(ids["1"]).strip(),
+                                                             harness.text(ids["0"]).strip()))
+            fails.check(ids["1"] == ids["0"], "%s: the draw inside the graph gives other ids "
+                        "than launch by launch" % mode[1])
 
 
 def compare_with_host(c, cuda_exe, host_exe, d, fails):

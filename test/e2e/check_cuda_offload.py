@@ -5,7 +5,8 @@ device run without it and the host's offloaded run (ctest label cuda-gpu).
   check_cuda_offload.py PROBE DEVICE_DIR HOST_DIR WORKDIR
 
 DEVICE_DIR holds the --target=cuda executables of test/e2e/dist.bmb's
-dist_z1 and dist_z1_off (cuda.program.<job>), HOST_DIR the host ones
+dist_z1, dist_z1_off, dist_z3 and dist_z3_off (cuda.program.<job>),
+HOST_DIR the host ones
 (e2e.dist's fixture). Without a GPU (PROBE fails) it prints why and exits
 77 (Skipped). With one, each trains 5 steps from the same fresh parameters
 on the same random tokens (sequential order) and:
@@ -17,7 +18,12 @@ on the same random tokens (sequential order) and:
    in other orders);
  - its banner says the GPU holds no optimizer state;
  - 3 offloaded steps saved and resumed without offload on the device give
-   the losses of the straight offloaded run within 1e-4.
+   the losses of the straight offloaded run within 1e-4;
+ - under zero = 3 (dist_z3, dist_z3_off: the params partitioned, gathered
+   layer by layer into the staging; one process, so the partition is the
+   whole group): the device runs with and without offload log the losses of
+   the device's dist_z1 within 1e-4, and the host's dist_z3_off the
+   device's within 1e-4.
 Written without a GPU to run it on: it has never run.
 """
 
@@ -90,6 +96,13 @@ def main():
                     extra=["--resume"])
     if first is not None and rest is not None:
         close("3 offloaded steps resumed without offload vs straight", off, rest)
+    z3, _ = train("device-z3", os.path.join(device_dir, "dist_z3"))
+    z3off, _ = train("device-z3-off", os.path.join(device_dir, "dist_z3_off"))
+    hostz3off, _ = train("host-z3-off", os.path.join(host_dir, "dist_z3_off"),
+                         extra=["--threads", "1"])
+    close("device zero = 3 vs device zero = 1", plain, z3)
+    close("device zero = 3 offloaded vs device zero = 1", plain, z3off)
+    close("device zero = 3 offloaded vs host zero = 3 offloaded", hostz3off, z3off)
     return f.exit_code()
 
 

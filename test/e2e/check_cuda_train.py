@@ -2,7 +2,7 @@
 """The --target=cuda train executable against the host executable (ctest
 label cuda-gpu; test/runtime/cuda/CMakeLists.txt).
 
-  check_cuda_train.py PROBE CUDA_EXE HOST_EXE CONFIG WORKDIR [CUDA_Z2_EXE]
+  check_cuda_train.py PROBE CUDA_EXE HOST_EXE CONFIG WORKDIR [CUDA_Z2_EXE [CUDA_Z3_EXE]]
 
 Without a GPU (PROBE, bmb-cuda-probe, fails) it prints why and exits 77,
 which ctest reports as Skipped. With one, both executables train STEPS
@@ -31,7 +31,13 @@ loss of every step and saving a checkpoint, then:
    With CUDA_Z2_EXE (the same job with zero = 2: each rank's gradients
    reduce-scattered layer by layer into its partition, NCCL's grouped
    ncclReduce), `mpirun -np 2` of it logs the same host losses within the
-   same 1e-4 (the sums differ from the host's in order only).
+   same 1e-4 (the sums differ from the host's in order only). So does
+   CUDA_Z3_EXE (zero = 3: the params partitioned too, each layer's gathered
+   by NCCL's grouped ncclBroadcast into the staging when the forward and the
+   backward reach it; a gather only copies, so it adds no rounding to
+   zero = 2's), and its checkpoint (gathered whole for the save) evaluates on
+   the host to the loss of the zero = 0 two-rank run's checkpoint within
+   1e-4.
    With fewer GPUs this part says so and is left out.
 """
 
@@ -89,12 +95,13 @@ def rel(a, b):
 
 
 def main(argv):
-    if len(argv) not in (6, 7):
+    if len(argv) not in (6, 7, 8):
         print(__doc__, file=sys.stderr)
         return 2
     probe, cuda_exe, host_exe = (os.path.abspath(a) for a in argv[1:4])
     config, workdir = argv[4], os.path.abspath(argv[5])
-    z2_exe = os.path.abspath(argv[6]) if len(argv) == 7 else None
+    z2_exe = os.path.abspath(argv[6]) if len(argv) >= 7 else None
+    z3_exe = os.path.abspath(argv[7]) if len(argv) == 8 else None
     p = harness.run([probe], quiet=True)
     if p.returncode != 0:
         print("skipped: no usable GPU: %s" % harness.tail(p.stderr + p.stdout, 3))
@@ -126,7 +133,7 @@ def main(argv):
         fails.check(rel(ours_eval, ref_eval) <= TOL, "the saved weights evaluate to %.9g "
                     "(cuda) and %.9g (host)" % (ours_eval, ref_eval))
     check_resume(fails, s, cuda_exe, ours)
-    check_two_ranks(fails, s, cuda_exe, host_exe, z2_exe)
+    check_two_ranks(fails, s, cuda_exe, host_exe, z2_exe, z3_exe)
     return fails.exit_code()
 
 
@@ -146,17 +153,20 @@ def fresh(s, name):
     return save, save + ".jsonl"
 
 
-def check_two_ranks(fails, s, cuda_exe, host_exe, z2_exe):
+def check_two_ranks(fails, s, cuda_exe, host_exe, z2_exe, z3_exe):
     n = gpu_count()
     if n < 2:
         print("two ranks: left out (nvidia-smi -L lists %d GPU%s)" % (n, "" if n == 1 else "s"))
         return
     save, log = fresh(s, "host-accum-2")
     ref = train(fails, s, "host, --accum 2", host_exe, save, log, extra=["--accum", "2"])
-    runs = [("zero = 0", cuda_exe)] + ([("zero = 2", z2_exe)] if z2_exe else [])
+    runs = [("zero = 0", cuda_exe)] + ([("zero = 2", z2_exe)] if z2_exe else []) + \
+        ([("zero = 3", z3_exe)] if z3_exe else [])
+    saves = {}
     for label, exe in runs:
         save, log = fresh(s, "cuda-2-ranks-" + label.replace(" = ", ""))
         ours = train(fails, s, "cuda %s, mpirun -np 2" % label, exe, save, log, ranks=2)
+        saves[label] = save if ours is not None else None
         if ours is None or ref is None:
             continue
         if not fails.check(len(ours) == len(ref) == STEPS, "two ranks (%s): %d and %d losses, "
@@ -166,6 +176,18 @@ def check_two_ranks(fails, s, cuda_exe, host_exe, z2_exe):
         print("two ranks (%s) vs --accum 2: max relative loss difference %.2e" % (label, worst))
         fails.check(worst <= TOL, "two ranks on NCCL (%s) differ from one host process with "
                     "--accum 2 by %.2e > %.0e" % (label, worst, TOL))
+    if saves.get("zero = 3") and saves.get("zero = 0"):
+        # The zero = 3 ranks gathered their partitions into whole params for
+        # the save: the host evaluates the file as it does zero = 0's.
+        z3 = eval_loss(fails, s, "eval of the zero = 3 checkpoint", host_exe,
+                       check_train.latest(saves["zero = 3"]))
+        z0 = eval_loss(fails, s, "eval of the zero = 0 two-rank checkpoint", host_exe,
+                       check_train.latest(saves["zero = 0"]))
+        if z3 is not None and z0 is not None:
+            print("two ranks: eval loss of the saved weights: zero = 3 %.9g, zero = 0 %.9g"
+                  % (z3, z0))
+            fails.check(rel(z3, z0) <= TOL, "the zero = 3 checkpoint evaluates to %.9g, the "
+                        "zero = 0 one to %.9g" % (z3, z0))
 
 
 def check_resume(fails, s, cuda_exe, straight):

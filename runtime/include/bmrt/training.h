@@ -211,6 +211,8 @@ void add_unit_grads(Context &ctx, const Buffers &buf, int64_t stagingAt, int64_t
 /// piece (the unit's intersection with its partition, from the params at
 /// groupParamOffset) into place, then every rank's piece is all-gathered
 /// there (Comm::allGatherv). The entries read the unit once it is waited.
+/// gather_unit, wait_unit and prefetch_unit are shared by the backends
+/// (host/zero3_units.cpp); each backend copies the piece (copy_unit_piece).
 template <class T>
 CommHandle gather_unit(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
                        int64_t stagingAt, int64_t at, int64_t n);
@@ -229,6 +231,11 @@ template <class T>
 void prefetch_unit(Context &ctx, const Buffers &buf, int64_t groupParamOffset,
                    int64_t stagingAt, int64_t slotStride, int64_t at, int64_t n, int64_t layer,
                    int64_t layers);
+
+/// gather_unit's copy of the rank's piece, `bytes` from its partition of the
+/// params into the staging: a memcpy on the host; on a GPU, a copy on the
+/// compute stream, which the all-gather that follows is ordered after.
+void copy_unit_piece(Context &ctx, void *staged, const void *params, int64_t bytes);
 
 //===--- Learning-rate schedules -----------------------------------------===//
 // The multiplier of the base learning rate at (0-based) step s, i.e. the

@@ -189,7 +189,8 @@ TEST(Comm, HoldAndTakeOneCollectivePerKey) {
   EXPECT_THROW(comm->take(8, 2, got), Error);
 }
 
-// A backend without per-rank pieces (NCCL, for now) refuses them by name.
+// A backend without per-rank pieces refuses them by name (Comm's default;
+// MPI, TCP, the single process and NCCL all have them).
 TEST(Comm, ReduceScatterInPiecesFailsWhereNotImplemented) {
   struct Bare final : Comm {
     int rank() const override { return 1; }

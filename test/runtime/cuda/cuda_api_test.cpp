@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/kernels.h"
+#include "bmrt/lowp.h"
 #include "bmrt/training.h"
 #include "cuda/decode_graph.h"
 #include "cuda/device.h"
@@ -141,6 +142,57 @@ TEST(CudaBuffers, AZero2RankPlansItsPartitionOfTheGradsAndTheStaging) {
   EXPECT_EQ(roles[5].role, "gradient staging");
   EXPECT_EQ(roles[5].slot, 6);
   EXPECT_EQ(roles[5].bytes, 24u);
+}
+
+// Under ZeRO-3 the params are the frozen ones and the rank's partition of
+// the group, and the entries read the gathered params from a role of its own
+// (role 7, Buffers::paramStaging), sized by the compiler
+// (TrainInfo::paramStagingBytes), beside ZeRO-2's gradient staging.
+TEST(CudaBuffers, AZero3RankPlansItsPartitionOfTheParamsAndTheirStaging) {
+  bmrt::TrainInfo train = {};
+  train.groupElems = 10;
+  train.gradBytes = 40;
+  train.optSlots = 2;
+  train.optStateBytes = 80;
+  train.zeroStage = 3;
+  train.groupParamOffset = 12; // 3 frozen floats before the group
+  train.gradStagingBytes = 24;
+  train.paramStagingBytes = 48;
+  train.partitionAlign = 4; // partitions of 8 elements
+  bmrt::ProgramInfo program = {};
+  program.paramBytes = 52, program.activationBytes = 20;
+  program.train = &train;
+  auto roles = bmrt::cuda::plannedRoles(program, 1, 2);
+  ASSERT_EQ(roles.size(), 7u);
+  EXPECT_EQ(roles[0].bytes, 12u + 32u); // the frozen params, then this rank's 8 elements
+  EXPECT_EQ(roles[3].bytes, 32u);
+  EXPECT_EQ(roles[5].role, "gradient staging");
+  EXPECT_EQ(roles[5].bytes, 24u);
+  EXPECT_EQ(roles[6].role, "param staging");
+  EXPECT_EQ(roles[6].slot, 7);
+  EXPECT_EQ(roles[6].bytes, 48u);
+}
+
+// The device's bf16/fp16 weight copy converts the whole group from the
+// params; a zero = 3 rank holds its partition only, so the conversion is
+// refused (bmbc refuses the job first; this guards the runtime) before any
+// device work.
+TEST(CudaApi, TheLowPrecisionCopyOfPartitionedParamsIsRefused) {
+  bmrt::TrainInfo train = {};
+  train.precision = "bf16";
+  train.groupElems = 16;
+  bmrt::Buffers buf;
+  uint16_t low[16];
+  buf.lowParams = low;
+  buf.part.begin = buf.part.paramsFrom = 8;
+  buf.part.end = 16;
+  buf.part.size = buf.part.paramElems = 8;
+  buf.part.total = 16;
+  Context ctx; // no device: the refusal comes first
+  EXPECT_EQ(errorOf([&] { bmrt::refresh_low_params(ctx, buf, train); }),
+            "refresh_low_params: zero = 3 with precision = bf16 is not implemented on the cuda "
+            "backend (the params hold only this rank's partition); use zero = 2, or build it "
+            "with --target=host");
 }
 
 // offload = optimizer: the optimizer state is pinned host memory that

@@ -21,7 +21,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -561,6 +564,74 @@ TEST_F(Gpu, DecodeKernelsReadTheirPositionFromTheDevice) {
   EXPECT_EQ(pos.get(dev().compute), (std::vector<int32_t>{9, 10, 11}));
 }
 
+// The decode step's attention (attention_decode.cu) reads the keys [0,
+// start + rows) only: the cache rows past them are NaN here, which any read
+// of them (even a masked one, 0 * NaN) would spread into the output. It
+// gives the host's result with GQA, a key mask, several query rows, and a
+// head wider than the block (one group of threads, several columns each);
+// and the same step over a cache of four times the capacity (the same
+// rows, more NaN after them) gives the same bits: the work and the result
+// do not depend on the capacity.
+TEST_F(Gpu, DecodeAttentionReadsOnlyTheKeysUpToThePosition) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  struct Case {
+    int64_t rows, heads, kvHeads, hd;
+  };
+  for (Case c : {Case{1, 4, 2, 8}, Case{3, 4, 1, 64}, Case{1, 2, 2, 300}})
+    for (bool causal : {true, false}) {
+      const int64_t batch = 2, cap = 32, start = 11;
+      auto a = attentionArgs(batch, c.rows, c.heads, c.kvHeads, c.hd, cap, start, causal);
+      const int64_t row = a.qRowStride, kv = c.kvHeads * c.hd, C = c.heads * c.hd;
+      auto qkv = randomVector(batch * c.rows * row, 91);
+      auto kc = randomVector(batch * cap * kv, 92), vc = randomVector(batch * cap * kv, 93);
+      for (int64_t b = 0; b < batch; b++)
+        for (int64_t j = start + c.rows; j < cap; j++)
+          for (int64_t e = 0; e < kv; e++)
+            kc[(b * cap + j) * kv + e] = vc[(b * cap + j) * kv + e] = nan;
+      std::vector<int32_t> mask(batch * cap, 1);
+      mask[2] = 0, mask[cap + 7] = 0;
+      std::vector<float> out(batch * c.rows * C), kcH = kc, vcH = vc;
+      a.keyMask = mask.data();
+      bmrt::attention_forward<float>(host, a, out.data(), qkv.data(), qkv.data() + C,
+                                     qkv.data() + C + kv, kcH.data(), vcH.data());
+      const std::string what = "rows " + std::to_string(c.rows) + ", head dim " +
+                               std::to_string(c.hd) + (causal ? ", causal" : "");
+      // The same sequences in a cache of 4 x the capacity, NaN past the keys.
+      const int64_t big = 4 * cap;
+      std::vector<float> kBig(batch * big * kv, nan), vBig(batch * big * kv, nan);
+      std::vector<int32_t> maskBig(batch * big, 1);
+      for (int64_t b = 0; b < batch; b++) {
+        std::copy(kc.begin() + b * cap * kv, kc.begin() + (b + 1) * cap * kv,
+                  kBig.begin() + b * big * kv);
+        std::copy(vc.begin() + b * cap * kv, vc.begin() + (b + 1) * cap * kv,
+                  vBig.begin() + b * big * kv);
+        std::copy(mask.begin() + b * cap, mask.begin() + (b + 1) * cap,
+                  maskBig.begin() + b * big);
+      }
+      DeviceVector<int64_t> dstart(std::vector<int64_t>{start});
+      DeviceVector<float> dqkv(qkv), dout(std::vector<float>(out.size()));
+      std::vector<float> got[2];
+      for (int k = 0; k < 2; k++) {
+        const bool large = k == 1;
+        DeviceVector<float> dkc(large ? kBig : kc), dvc(large ? vBig : vc);
+        DeviceVector<int32_t> dmask(large ? maskBig : mask);
+        bmrt::AttentionArgs d = a;
+        d.cacheCapacity = large ? big : cap;
+        d.keyMask = dmask.p;
+        d.start = 0; // what the device must not use
+        dev().stepStart = dstart.p;
+        cu::attention_forward(dev(), d, dout.p, dqkv.p, dqkv.p + C, dqkv.p + C + kv, dkc.p,
+                              dvc.p);
+        dev().stepStart = nullptr;
+        dev().stepCapacity = 0;
+        got[k] = dout.get(dev().compute);
+      }
+      expectNear(got[0], out, 1e-4f, what);
+      EXPECT_EQ(0, std::memcmp(got[0].data(), got[1].data(), got[0].size() * sizeof(float)))
+          << what << ": the result depends on the cache's capacity";
+    }
+}
+
 TEST_F(Gpu, AttentionBackwardRecomputesTheSoftmax) {
   const int64_t batch = 2, rows = 7, heads = 4, kvHeads = 2, hd = 8;
   auto a = attentionArgs(batch, rows, heads, kvHeads, hd, rows, 0, true);
@@ -732,8 +803,8 @@ TEST_F(Gpu, SamplingTopKAndTopPCutAndDrawAsTheHost) {
     const int64_t kept = bmrt::filterDistribution(hs, logits.data());
     const std::string what = std::string(bmrt::samplingModeName(c.mode)) + " k " +
                              std::to_string(c.k) + " p " + std::to_string(c.p);
-    // The cut alone, through the draw's report (u = 0: the first kept id).
-    const cu::SortedDraw first = cu::sorted_draw(dev(), config, dl.p, V, 0.0);
+    // The cut alone, through the draw's report.
+    const cu::SortedDraw first = cu::sorted_draw(dev(), config, dl.p, V, 0);
     // The host counts tokens with mass; the device's cut may also hold the
     // one -inf token (weight 0, never drawn), when it keeps the whole row.
     EXPECT_EQ(first.kept - (first.kept == V ? 1 : 0), kept) << what;

@@ -40,6 +40,9 @@ TEST(NcclComm, OneRankCollectivesOnDeviceAndHostBuffers) {
   comm->wait(comm->broadcast(d, 4, bmrt::DType::F32, 0));
   const int64_t counts[] = {4}; // ZeRO-2's pieces: one rank owns the unit
   comm->wait(comm->reduceScatterv(d, counts, bmrt::DType::F32));
+  comm->wait(comm->allGatherv(d, counts, bmrt::DType::F32)); // ZeRO-3's gather of a unit
+  const int64_t none[] = {0}; // an empty unit: no NCCL call, still a handle to wait
+  comm->wait(comm->allGatherv(d, none, bmrt::DType::F32));
   comm->barrier();
   std::vector<float> back(4);
   ASSERT_EQ(cudaStreamSynchronize(dev->compute), cudaSuccess);
@@ -51,8 +54,8 @@ TEST(NcclComm, OneRankCollectivesOnDeviceAndHostBuffers) {
 }
 
 // Bad piece counts are refused at issue, naming the collective, before NCCL
-// (as every backend's reduceScatterv).
-TEST(NcclComm, ReduceScattervRefusesBadCounts) {
+// (as every backend's reduceScatterv and allGatherv).
+TEST(NcclComm, PieceCollectivesRefuseBadCounts) {
   std::unique_ptr<bmrt::cuda::Device> dev;
   try {
     dev = bmrt::cuda::openDevice();
@@ -69,6 +72,14 @@ TEST(NcclComm, ReduceScattervRefusesBadCounts) {
     ADD_FAILURE() << "a negative piece must be refused";
   } catch (const bmrt::Error &e) {
     EXPECT_NE(std::string(e.what()).find("reduce-scatter in per-rank pieces: negative count -1"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    comm->allGatherv(d, negative, bmrt::DType::F32);
+    ADD_FAILURE() << "a negative piece must be refused";
+  } catch (const bmrt::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("all-gather in per-rank pieces: negative count -1"),
               std::string::npos)
         << e.what();
   }

@@ -582,16 +582,6 @@ int bmb::driverMain(int argc, char **argv) {
                       "repeat); build it with --target=host\n";
       return kExitNotImplemented;
     }
-    // Nor device forms of the tuning kernels (soft embedding, row gather,
-    // verbalizer loss): a tune program would only fail in nvcc's link.
-    bool tuning = tuneJob;
-    module->walk([&](mlir::bmb::exec::SoftEmbeddingOp) { tuning = true; });
-    module->walk([&](mlir::bmb::exec::VerbalizerLossOp) { tuning = true; });
-    if (tuning) {
-      llvm::errs() << "bmbc: error: the cuda target has no tuning kernels yet (soft embedding, "
-                      "row gather, verbalizer loss): build tune jobs with --target=host\n";
-      return kExitNotImplemented;
-    }
   }
   if (opts.emit == Emit::CUDA || wantsExecutable) {
     std::string source;

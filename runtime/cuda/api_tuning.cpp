@@ -1,11 +1,13 @@
 //===- cuda/api_tuning.cpp - bmrt/tuning.h on the GPU ---------------------===//
 //
-// The tuning kernels of emitted tune programs (float; api.h says why) bound
-// to their device forms (tuning_cuda.h) on ctx.device. A bad id, position,
+// The tuning kernels of emitted tune programs and the gate of per-iteration
+// deltas (float; api.h says why) bound to their device forms
+// (tuning_cuda.h) on ctx.device. A bad id, position,
 // label or label word is reported at the app's next checkDeviceErrors, as
 // api_kernels.cpp's token ids.
 //
 //===----------------------------------------------------------------------===//
+#include "bmrt/iteration_gate.h"
 #include "bmrt/tuning.h"
 #include "cuda/api.h"
 #include "cuda/tuning_cuda.h"
@@ -57,6 +59,11 @@ void verbalizer_loss_forward_backward<float>(Context &ctx, const VerbalizerShape
   cuda::verbalizer_loss_forward_backward(deviceOf(ctx), s, reduce, losses, scores, wordProbs,
                                          dlogits, logits, labels, labelWords, calibration,
                                          ignoreIndex, scale);
+}
+
+// Not profiled, as on the host (one store).
+template <> void iteration_gate<float>(Context &ctx, float *out, bool open) {
+  cuda::iteration_gate(deviceOf(ctx), out, open);
 }
 
 } // namespace bmrt

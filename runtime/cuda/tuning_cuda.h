@@ -1,6 +1,8 @@
 //===- cuda/tuning_cuda.h - The tuning kernels on the GPU -----------------===//
 //
-// The device forms of bmrt/tuning.h (tuning.cu), on device pointers, queued
+// The device forms of bmrt/tuning.h (tuning.cu) and of a per-iteration
+// delta's gate (bmrt/iteration_gate.h, iteration_gate.cu), on device
+// pointers, queued
 // on the compute stream. Same contracts as the host kernels
 // (host/tuning.cpp); a bad id, mask position, label or label word cannot
 // throw inside a kernel: it is recorded in the device's error slot and
@@ -51,6 +53,10 @@ void verbalizer_loss_forward_backward(Device &dev, const VerbalizerShape &s,
                                       const int32_t *labels, const int32_t *labelWords,
                                       const float *calibration, int64_t ignoreIndex,
                                       double scale);
+
+/// out[0] = open ? 1 : 0 by a one-thread kernel (iteration_gate.cu): a
+/// per-iteration delta's gate (bmrt/iteration_gate.h).
+void iteration_gate(Device &dev, float *out, bool open);
 
 } // namespace bmrt::cuda
 

@@ -10,7 +10,8 @@
 //    (bmrt/verbalizer_element.h) one example per block; only the libm's exp
 //    and log (within 1 ulp in double) and fused multiply-adds differ, far
 //    below fp32's rounding of the results: 1e-6 relative.
-// Bad ids, positions and labels are reported with the host's words.
+// Bad ids, positions and labels are reported with the host's words; the
+// per-iteration gate writes 1 and 0.
 // Needs a GPU: skipped without one (ctest label cuda-gpu).
 //
 //===----------------------------------------------------------------------===//
@@ -138,6 +139,15 @@ TEST_F(TuningGpu, SoftEmbeddingAndItsBackwardAreTheHostsBits) {
   EXPECT_EQ(deviceError(),
             "soft_embedding: id 16 at row 1 is outside [0, 16) (vocabulary plus soft tokens)");
   EXPECT_EQ(deviceError(), ""); // reported once, then cleared
+}
+
+// A per-iteration delta's gate, set on the compute stream.
+TEST_F(TuningGpu, IterationGateOpensAndCloses) {
+  DeviceVector<float> gate(std::vector<float>{7.0f});
+  cu::iteration_gate(dev(), gate.p, true);
+  EXPECT_EQ(gate.get(dev().compute), std::vector<float>{1.0f});
+  cu::iteration_gate(dev(), gate.p, false);
+  EXPECT_EQ(gate.get(dev().compute), std::vector<float>{0.0f});
 }
 
 TEST_F(TuningGpu, MaskRowGatherAndItsBackwardAreTheHostsBits) {

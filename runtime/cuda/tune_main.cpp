@@ -24,6 +24,7 @@
 #include "cuda/device_memory.h"
 #include "cuda/nccl_comm.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>

@@ -573,28 +573,14 @@ int bmb::driverMain(int argc, char **argv) {
         return kExitNotImplemented;
       }
     }
-    // Prefix tuning's attention and per-iteration deltas' gates have host
-    // implementations only (bmrt::attention_prefix_*, a host write of the
-    // gate): refused here, not left to nvcc's link or a device fault.
-    bool prefix = false, perIteration = false;
+    // Prefix tuning's attention has host implementations only
+    // (bmrt::attention_prefix_*): refused here, not left to nvcc's link.
+    bool prefix = false;
     module->walk([&](mlir::bmb::exec::AttentionOp a) { prefix |= bool(a.getPrefixK()); });
     module->walk([&](mlir::bmb::exec::AttentionGradOp a) { prefix |= bool(a.getPrefixK()); });
-    module->walk([&](mlir::bmb::exec::IterationGateOp) { perIteration = true; });
-    if (prefix || perIteration) {
-      llvm::errs() << "bmbc: error: the cuda target has no "
-                   << (prefix ? "prefix-tuning attention" : "per-iteration delta gate")
-                   << " kernels yet (delta = prefix(...), or a delta on some iterations of a "
-                      "repeat); build it with --target=host\n";
-      return kExitNotImplemented;
-    }
-    // Nor device forms of the tuning kernels (soft embedding, row gather,
-    // verbalizer loss): a tune program would only fail in nvcc's link.
-    bool tuning = tuneJob;
-    module->walk([&](mlir::bmb::exec::SoftEmbeddingOp) { tuning = true; });
-    module->walk([&](mlir::bmb::exec::VerbalizerLossOp) { tuning = true; });
-    if (tuning) {
-      llvm::errs() << "bmbc: error: the cuda target has no tuning kernels yet (soft embedding, "
-                      "row gather, verbalizer loss): build tune jobs with --target=host\n";
+    if (prefix) {
+      llvm::errs() << "bmbc: error: the cuda target has no prefix-tuning attention kernels "
+                      "yet (delta = prefix(...)); build it with --target=host\n";
       return kExitNotImplemented;
     }
   }

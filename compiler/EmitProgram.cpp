@@ -483,9 +483,9 @@ void Emitter::emitOp(Operation *op) {
     for (auto [i, slot] : llvm::enumerate(g.getSlots()))
       if (slot >= 0)
         cond += " || " + iv + " == " + std::to_string(i);
-    std::string t = cType(mt(g.getOut()).getElementType());
-    os << in << name(g.getOut()) << "[0] = (" << cond << ") ? " << t << "(1) : " << t
-       << "(0);\n";
+    // Through the kernel API: on the cuda target the gate is device memory.
+    os << in << "iteration_gate<" << cType(mt(g.getOut()).getElementType()) << ">(ctx, "
+       << name(g.getOut()) << ", " << cond << ");\n";
     return;
   }
   if (auto p = dyn_cast<PositionsOp>(op)) {

@@ -2,8 +2,9 @@
 #
 # app_common: the infer and train apps on any backend (infer_run: flags,
 # checkpoint, deltas, tokenizer, the generate loop, sampling, output;
-# train_run and train_*: data, the step loop, checkpoints, progress),
-# reached through EntryMemory and TrainMemory. The cuda backend links it too
+# train_run and train_*: data, the step loop, checkpoints, progress;
+# tune_run and tune_*: labelled data, prompts, metrics, delta checkpoints),
+# reached through EntryMemory, TrainMemory and TuneMemory. The cuda backend links it too
 # (runtime/cuda/CMakeLists.txt), so nothing here may call a host kernel on
 # memory of its own or touch OpenMP/OpenBLAS.
 bmrt_add_component(app_common
@@ -31,21 +32,21 @@ bmrt_add_component(app_common
   ${CMAKE_CURRENT_LIST_DIR}/train_progress.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_run.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_step.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tune_batch.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tune_checkpoint.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tune_data.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tune_flags.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tune_metrics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tune_run.cpp
   ${CMAKE_CURRENT_LIST_DIR}/whole_params.cpp
 )
 # app: the host backend: its memory (mmap'ed roles: buffers, host_*memory),
-# the infer and train mains (threads, openComm), and the tune executable
-# (tune_*: labelled data, metrics, ...; host only).
+# the infer, train and tune mains (threads, openComm).
 bmrt_add_component(app
   ${CMAKE_CURRENT_LIST_DIR}/buffers.cpp
   ${CMAKE_CURRENT_LIST_DIR}/host_memory.cpp
   ${CMAKE_CURRENT_LIST_DIR}/host_train_memory.cpp
   ${CMAKE_CURRENT_LIST_DIR}/infer_main.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_main.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/tune_batch.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/tune_checkpoint.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/tune_data.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/tune_flags.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tune_main.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/tune_metrics.cpp
 )

@@ -77,69 +77,79 @@ std::vector<TuneExample> assembleExamples(const std::vector<LabelledExample> &ex
   return out;
 }
 
-void writeTuneInputs(const ProgramInfo &program, const TrainEntry &e, const Buffers &buf,
+void writeTuneInputs(const ProgramInfo &program, const TrainEntry &e, TuneMemory &mem,
                      const TuneExample *const *batch, int64_t n, const TunePrompt &prompt,
                      const std::vector<double> &calibration) {
   const TrainInfo &t = *program.train;
   const TuneInfo &tune = *program.tune;
   const int64_t B = t.batch, T = t.seq, M = tune.numMasks;
-  char *act = (char *)buf.activations;
-  int32_t *tokens = (int32_t *)(act + needRef(e, "tokens").offset);
-  int32_t *maskPos = (int32_t *)(act + needRef(e, "mask_pos").offset);
-  int32_t *labels = (int32_t *)(act + needRef(e, "labels").offset);
+  const TensorRef &tokensRef = needRef(e, "tokens");
+  const TensorRef &maskPosRef = needRef(e, "mask_pos");
+  const TensorRef &labelsRef = needRef(e, "labels");
   const TensorRef *mask = findRef(e.inputs, e.numInputs, "mask");
   const TensorRef *types = findRef(e.inputs, e.numInputs, "token_types");
-  std::memset(tokens, 0, (size_t)(B * T) * sizeof(int32_t));
-  std::memset(maskPos, 0, (size_t)(B * M) * sizeof(int32_t));
-  if (mask)
-    std::memset(act + mask->offset, 0, (size_t)(B * T) * sizeof(int32_t));
-  if (types)
-    std::memset(act + types->offset, 0, (size_t)(B * T) * sizeof(int32_t));
-  for (int64_t b = 0; b < B; ++b) {
-    labels[b] = -100;
-    if (b >= n)
-      continue;
+  std::vector<int32_t> tokens((size_t)(B * T), 0), maskPos((size_t)(B * M), 0),
+      labels((size_t)B, -100), attention(mask ? (size_t)(B * T) : 0, 0);
+  for (int64_t b = 0; b < n; ++b) {
     const AssembledPrompt &a = batch[b]->prompt;
     if ((int64_t)a.ids.size() > T || (int64_t)a.maskPositions.size() != M)
       fail("an assembled prompt of " + std::to_string(a.ids.size()) + " tokens and " +
            std::to_string(a.maskPositions.size()) + " masks does not fit [" + std::to_string(T) +
            "] with " + std::to_string(M) + " masks (a bmbc bug)");
     for (size_t i = 0; i < a.ids.size(); ++i)
-      tokens[b * T + (int64_t)i] = a.ids[i];
+      tokens[(size_t)(b * T) + i] = a.ids[i];
     for (const auto &[pos, k] : a.softSlots)
-      tokens[b * T + pos] = (int32_t)(program.vocab + k);
+      tokens[(size_t)(b * T + pos)] = (int32_t)(program.vocab + k);
     if (mask)
       for (size_t i = 0; i < a.ids.size(); ++i)
-        ((int32_t *)(act + mask->offset))[b * T + (int64_t)i] = 1;
+        attention[(size_t)(b * T) + i] = 1;
     for (int64_t m = 0; m < M; ++m)
-      maskPos[b * M + m] = (int32_t)a.maskPositions[(size_t)m];
-    labels[b] = batch[b]->label;
+      maskPos[(size_t)(b * M + m)] = (int32_t)a.maskPositions[(size_t)m];
+    labels[(size_t)b] = batch[b]->label;
+  }
+  mem.writeInput(tokensRef, tokens.data(), tokens.size() * sizeof(int32_t));
+  mem.writeInput(maskPosRef, maskPos.data(), maskPos.size() * sizeof(int32_t));
+  mem.writeInput(labelsRef, labels.data(), labels.size() * sizeof(int32_t));
+  if (mask)
+    mem.writeInput(*mask, attention.data(), attention.size() * sizeof(int32_t));
+  if (types) { // one segment: every token type 0
+    const std::vector<int32_t> zeros((size_t)(B * T), 0);
+    mem.writeInput(*types, zeros.data(), zeros.size() * sizeof(int32_t));
   }
   // A soft verbalizer's entries read neither label words nor calibration.
   if (const TensorRef *words = findRef(e.inputs, e.numInputs, "label_words")) {
     if (numel(*words) != (int64_t)prompt.labelWords.size())
       fail("label_words of the tune entry hold " + std::to_string(numel(*words)) + " ids, not " +
            std::to_string(prompt.labelWords.size()) + " (a bmbc bug)");
-    std::memcpy(act + words->offset, prompt.labelWords.data(),
-                prompt.labelWords.size() * sizeof(int32_t));
+    mem.writeInput(*words, prompt.labelWords.data(), prompt.labelWords.size() * sizeof(int32_t));
   }
-  if (const TensorRef *calib = findRef(e.inputs, e.numInputs, "calibration"))
-    for (int64_t i = 0; i < numel(*calib); ++i) {
-      if (calib->dtype == DType::F64)
-        ((double *)(act + calib->offset))[i] = calibration[(size_t)i];
-      else
-        ((float *)(act + calib->offset))[i] = (float)calibration[(size_t)i];
+  if (const TensorRef *calib = findRef(e.inputs, e.numInputs, "calibration")) {
+    const size_t count = (size_t)numel(*calib);
+    if (calib->dtype == DType::F64) {
+      mem.writeInput(*calib, calibration.data(), count * sizeof(double));
+    } else {
+      std::vector<float> f(count);
+      for (size_t i = 0; i < count; ++i)
+        f[i] = (float)calibration[i];
+      mem.writeInput(*calib, f.data(), count * sizeof(float));
     }
+  }
 }
 
-std::vector<double> readTuneOutput(const TrainEntry &e, const Buffers &buf, const char *name) {
+std::vector<double> readTuneOutput(const TrainEntry &e, TuneMemory &mem, const char *name) {
   const TensorRef *r = findRef(e.outputs, e.numOutputs, name);
   if (!r)
     return {};
-  const char *at = (const char *)buf.activations + r->offset;
-  std::vector<double> out((size_t)numel(*r));
-  for (size_t i = 0; i < out.size(); ++i)
-    out[i] = r->dtype == DType::F64 ? ((const double *)at)[i] : (double)((const float *)at)[i];
+  const size_t count = (size_t)numel(*r);
+  std::vector<double> out(count);
+  if (r->dtype == DType::F64) {
+    mem.readOutput(*r, out.data(), count * sizeof(double));
+    return out;
+  }
+  std::vector<float> f(count);
+  mem.readOutput(*r, f.data(), count * sizeof(float));
+  for (size_t i = 0; i < count; ++i)
+    out[i] = (double)f[i];
   return out;
 }
 

@@ -12,6 +12,7 @@
 #define BMRT_APP_TUNE_BATCH_H
 
 #include "app/tune_data.h"
+#include "app/tune_memory.h"
 #include "bmrt/program.h"
 #include "bmrt/prompt.h"
 
@@ -43,14 +44,15 @@ struct TuneExample {
 std::vector<TuneExample> assembleExamples(const std::vector<LabelledExample> &examples,
                                           const TunePrompt &prompt, const Tokenizer &tok);
 
-/// Writes `n` <= B examples (then padding examples) into the inputs of `entry`.
-void writeTuneInputs(const ProgramInfo &program, const TrainEntry &entry, const Buffers &buf,
+/// Writes `n` <= B examples (then padding examples) into the inputs of
+/// `entry`, each input built in host memory and handed to `mem`.
+void writeTuneInputs(const ProgramInfo &program, const TrainEntry &entry, TuneMemory &mem,
                      const TuneExample *const *batch, int64_t n, const TunePrompt &prompt,
                      const std::vector<double> &calibration);
 
 /// Output `name` of `entry` ("losses", "scores", "word_probs") after a call,
 /// as doubles; empty when the entry has no such output.
-std::vector<double> readTuneOutput(const TrainEntry &entry, const Buffers &buf, const char *name);
+std::vector<double> readTuneOutput(const TrainEntry &entry, TuneMemory &mem, const char *name);
 
 } // namespace bmrt
 

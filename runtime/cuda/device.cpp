@@ -151,6 +151,21 @@ void checkDeviceErrors(Device &dev) {
     fail("fused_classifier_forward_backward: target " + index + " of row " + row +
          " is outside [0, " + limit + ") and is not the ignore index " +
          std::to_string(e.extra));
+  // The tuning kernels' (tuning.cu), worded as the host kernels' (host/tuning.cpp).
+  if (e.kind == kBadSoftTokenId)
+    fail("soft_embedding: id " + index + " at row " + row + " is outside [0, " + limit +
+         ") (vocabulary plus soft tokens)");
+  if (e.kind == kBadMaskPosition)
+    fail("gather_rows: mask position " + index + " of example " + row + " is outside [0, " +
+         limit + ")");
+  if (e.kind == kBadVerbalizerLabel)
+    fail("verbalizer_loss: label " + index + " of example " + row +
+         " is not a class index in [0, " + limit + ")");
+  if (e.kind == kBadLabelWordToken)
+    fail("verbalizer_loss: label word token " + index + " is outside the vocabulary [0, " +
+         limit + ")");
+  if (e.kind == kNoLabelWords)
+    fail("verbalizer_loss: class " + index + " has no label words at mask " + row);
   fail("a device kernel reported error kind " + std::to_string(e.kind));
 }
 

@@ -36,7 +36,16 @@ struct DeviceErrorSlot {
   int kind;              // DeviceErrorKind
   long long index, row, limit, extra;
 };
-enum DeviceErrorKind : int { kBadTokenId = 1, kBadTarget = 2 };
+enum DeviceErrorKind : int {
+  kBadTokenId = 1,
+  kBadTarget = 2,
+  // The tuning kernels (tuning.cu).
+  kBadSoftTokenId = 3,     // index the id, row its row, limit vocab + soft tokens
+  kBadMaskPosition = 4,    // index the position, row the example, limit seq
+  kBadVerbalizerLabel = 5, // index the label, row the example, limit the classes
+  kBadLabelWordToken = 6,  // index the token, limit the vocabulary
+  kNoLabelWords = 7,       // index the class, row the mask
+};
 
 struct Device {
   int index = 0;

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/kernels.h"
+#include "bmrt/iteration_gate.h"
 #include "host/host_common.h"
 
 #include <cmath>
@@ -89,6 +90,11 @@ void positions_forward(Context &ctx, int32_t *out, int64_t rows, int64_t start) 
     out[r] = int32_t(start + r);
 }
 
+// Not profiled: one store (it was an inline store of the emitted program).
+template <class T> void iteration_gate(Context &, T *out, bool open) {
+  out[0] = open ? T(1) : T(0);
+}
+
 template <class T>
 void copy_strided(Context &ctx, T *out, const T *x, int64_t outer, int64_t inner,
                   int64_t xOuterStride, int64_t xOffset) {
@@ -106,7 +112,8 @@ void copy_strided(Context &ctx, T *out, const T *x, int64_t outer, int64_t inner
   template void embedding_forward<T>(Context &, T *, const int32_t *, const T *,         \
                                      int64_t, int64_t, int64_t);                         \
   template void copy_strided<T>(Context &, T *, const T *, int64_t, int64_t, int64_t,    \
-                                int64_t);
+                                int64_t);                                                \
+  template void iteration_gate<T>(Context &, T *, bool);
 BMRT_INSTANTIATE_ROWOPS(float)
 BMRT_INSTANTIATE_ROWOPS(double)
 #undef BMRT_INSTANTIATE_ROWOPS

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/tuning.h"
+#include "bmrt/verbalizer_element.h"
 
 #include <algorithm>
 #include <cmath>
@@ -90,140 +91,39 @@ void verbalizer_loss_forward_backward(Context &, const VerbalizerShape &s,
                                       T *wordProbs, T *dlogits, const T *logits,
                                       const int32_t *labels, const int32_t *labelWords,
                                       const T *calibration, int64_t ignoreIndex, double scale) {
-  const int64_t B = s.batch, M = s.masks, C = s.labels, W = s.words, K = s.wordTokens,
-                V = s.vocab, CW = C * W;
-  auto tokenAt = [&](int64_t m, int64_t j, int64_t k) { return labelWords[(m * CW + j) * K + k]; };
+  const int64_t B = s.batch, M = s.masks, C = s.labels, V = s.vocab;
   // Checks first: nothing is written on bad input.
-  for (int64_t b = 0; b < B; ++b)
-    if (labels[b] != ignoreIndex && (labels[b] < 0 || labels[b] >= C))
-      fail("verbalizer_loss: label " + std::to_string(labels[b]) + " of example " +
-           std::to_string(b) + " is not a class index in [0, " + std::to_string(C) + ")");
   std::vector<int64_t> wordsOf(M * C, 0); // valid words per (mask, class)
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t j = 0; j < CW; ++j) {
-      if (tokenAt(m, j, 0) < 0)
-        continue;
-      ++wordsOf[m * C + j / W];
-      for (int64_t k = 0; k < K && tokenAt(m, j, k) >= 0; ++k)
-        if (tokenAt(m, j, k) >= V)
-          fail("verbalizer_loss: label word token " + std::to_string(tokenAt(m, j, k)) +
-               " is outside the vocabulary [0, " + std::to_string(V) + ")");
-    }
-  for (int64_t i = 0; i < M * C; ++i)
-    if (wordsOf[i] == 0)
-      fail("verbalizer_loss: class " + std::to_string(i % C) + " has no label words at mask " +
-           std::to_string(i / C));
+  const VerbalizerIssue issue = verbalizer_check(s, labels, labelWords, ignoreIndex,
+                                                 wordsOf.data());
+  if (issue.kind == VerbalizerIssueKind::BadLabel)
+    fail("verbalizer_loss: label " + std::to_string(issue.value) + " of example " +
+         std::to_string(issue.at) + " is not a class index in [0, " + std::to_string(C) + ")");
+  if (issue.kind == VerbalizerIssueKind::BadWordToken)
+    fail("verbalizer_loss: label word token " + std::to_string(issue.value) +
+         " is outside the vocabulary [0, " + std::to_string(V) + ")");
+  if (issue.kind == VerbalizerIssueKind::NoWords)
+    fail("verbalizer_loss: class " + std::to_string(issue.value) +
+         " has no label words at mask " + std::to_string(issue.at));
 
-  // Per example: each mask's word logits z, probabilities p, calibrated and
-  // renormalised q (and its normaliser R), and the token that gave a max.
-  std::vector<double> z(M * CW), p(M * CW), q(M * CW), R(M), sc(C), g(C);
-  std::vector<int32_t> argmax(M * CW);
+  // One example at a time (bmrt/verbalizer_element.h, the device kernel's
+  // arithmetic too), its intermediates in one scratch reused.
+  std::vector<double> doubles((size_t)verbalizer_scratch_doubles(s));
+  std::vector<int32_t> argmax((size_t)(M * C * s.words));
+  const VerbalizerScratch w = verbalizer_scratch(s, doubles.data(), argmax.data());
   for (int64_t b = 0; b < B; ++b) {
-    std::fill(sc.begin(), sc.end(), 0.0);
-    for (int64_t m = 0; m < M; ++m) {
-      const T *row = logits + (b * M + m) * V;
-      double zmax = -INFINITY;
-      for (int64_t j = 0; j < CW; ++j) {
-        const int64_t at = m * CW + j;
-        if (tokenAt(m, j, 0) < 0)
-          continue;
-        double v = row[tokenAt(m, j, 0)];
-        argmax[at] = tokenAt(m, j, 0);
-        int64_t n = 1;
-        for (int64_t k = 1; k < K && tokenAt(m, j, k) >= 0; ++k, ++n) {
-          const double x = row[tokenAt(m, j, k)];
-          if (reduce[m] == WordReduce::Mean)
-            v += x;
-          else if (reduce[m] == WordReduce::Max && x > v)
-            v = x, argmax[at] = tokenAt(m, j, k);
-        }
-        if (reduce[m] == WordReduce::Mean)
-          v /= (double)n;
-        z[at] = v;
-        zmax = std::max(zmax, v);
-      }
-      double sum = 0;
-      for (int64_t j = 0; j < CW; ++j)
-        if (tokenAt(m, j, 0) >= 0)
-          sum += (p[m * CW + j] = std::exp(z[m * CW + j] - zmax));
-      double r = 0;
-      for (int64_t j = 0; j < CW; ++j) {
-        const int64_t at = m * CW + j;
-        const bool valid = tokenAt(m, j, 0) >= 0;
-        p[at] = valid ? p[at] / sum : 0.0;
-        wordProbs[(b * M + m) * CW + j] = (T)p[at];
-        q[at] = valid ? p[at] / (double)calibration[at] : 0.0;
-        r += q[at];
-      }
-      R[m] = r;
-      for (int64_t j = 0; j < CW; ++j) {
-        const int64_t at = m * CW + j;
-        q[at] /= r;
-        if (tokenAt(m, j, 0) >= 0)
-          sc[j / W] += std::log(q[at] + 1e-15) / (double)wordsOf[m * C + j / W];
-      }
-    }
-    for (int64_t c = 0; c < C; ++c)
-      scores[b * C + c] = (T)sc[c];
+    verbalizer_forward_example(s, reduce, b, logits, labelWords, calibration, wordsOf.data(), w,
+                               wordProbs, scores);
     const bool counted = labels[b] != ignoreIndex;
-    double lse = -INFINITY;
-    if (counted) {
-      const double smax = *std::max_element(sc.begin(), sc.end());
-      double e = 0;
-      for (int64_t c = 0; c < C; ++c)
-        e += std::exp(sc[c] - smax);
-      lse = smax + std::log(e);
-      losses[b] = (T)(lse - sc[labels[b]]);
-    } else {
-      losses[b] = (T)0;
-    }
+    const double lse = counted ? verbalizer_lse(s, w) : 0.0;
+    losses[b] = counted ? (T)(lse - w.sc[labels[b]]) : (T)0;
     if (!dlogits)
       continue;
-    T *drows = dlogits + b * M * V;
+    T *drows = dlogits + b * M * V; // may be logits' rows: read above, cleared now
     std::fill(drows, drows + M * V, (T)0);
-    if (!counted)
-      continue;
-    for (int64_t c = 0; c < C; ++c)
-      g[c] = (std::exp(sc[c] - lse) - (c == labels[b] ? 1.0 : 0.0)) * scale;
-    for (int64_t m = 0; m < M; ++m) {
-      // Back through log, the renormalisation, the calibration, the softmax
-      // and the reduce of each word's tokens.
-      std::vector<double> dq(CW, 0.0), dp(CW, 0.0);
-      double dot = 0;
-      for (int64_t j = 0; j < CW; ++j) {
-        const int64_t at = m * CW + j;
-        if (tokenAt(m, j, 0) < 0)
-          continue;
-        dq[j] = g[j / W] / (double)wordsOf[m * C + j / W] / (q[at] + 1e-15);
-        dot += dq[j] * q[at];
-      }
-      double pd = 0;
-      for (int64_t j = 0; j < CW; ++j) {
-        const int64_t at = m * CW + j;
-        if (tokenAt(m, j, 0) < 0)
-          continue;
-        dp[j] = (dq[j] - dot) / R[m] / (double)calibration[at];
-        pd += p[at] * dp[j];
-      }
-      T *drow = drows + m * V;
-      for (int64_t j = 0; j < CW; ++j) {
-        const int64_t at = m * CW + j;
-        if (tokenAt(m, j, 0) < 0)
-          continue;
-        const double dz = p[at] * (dp[j] - pd);
-        if (reduce[m] == WordReduce::First) {
-          drow[tokenAt(m, j, 0)] += (T)dz;
-        } else if (reduce[m] == WordReduce::Max) {
-          drow[argmax[at]] += (T)dz;
-        } else {
-          int64_t n = 0;
-          while (n < K && tokenAt(m, j, n) >= 0)
-            ++n;
-          for (int64_t k = 0; k < n; ++k)
-            drow[tokenAt(m, j, k)] += (T)(dz / (double)n);
-        }
-      }
-    }
+    if (counted)
+      verbalizer_backward_example(s, reduce, labels[b], lse, labelWords, calibration,
+                                  wordsOf.data(), w, scale, drows);
   }
 }
 

@@ -6,6 +6,7 @@
 #include "bmrt/context.h"
 #include "bmrt/dropout.h"
 #include "bmrt/elementwise.h"
+#include "bmrt/iteration_gate.h"
 #include "bmrt/kernels.h"
 #include "bmrt/program.h"
 #include "bmrt/skeletons.h"

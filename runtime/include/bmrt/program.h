@@ -387,9 +387,10 @@ struct TuneInfo {
                              // encoder's token embedding), else ""
 };
 
-/// The tune executable's main (runtime/app/tune_main.cpp): labelled data,
-/// prompt assembly, training of the delta and prompt params, accuracy and
-/// macro-F1, delta-only checkpoints.
+/// The tune executable's main (runtime/app/tune_run.cpp, with the host's
+/// backend in app/tune_main.cpp or the GPU's in cuda/tune_main.cpp):
+/// labelled data, prompt assembly, training of the delta and prompt params,
+/// accuracy and macro-F1, delta-only checkpoints.
 int tune_main(int argc, char **argv, const ProgramInfo &program);
 
 /// The partition of `rank` of `ranks` (Partition's comment).

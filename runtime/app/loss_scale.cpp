@@ -63,7 +63,8 @@ bool LossScaler::unscale(Context &ctx, const Buffers &buf, const TrainInfo &trai
   const int64_t n = summed ? buf.part.end - buf.part.begin : train.groupElems;
   const bool bad = any_nonfinite<float>(ctx, g, n);
   if (comm.max(bad ? 1.0 : 0.0) > 0) {
-    fill_zero<float>(ctx, (float *)buf.grads, buf.part.gradElems);
+    fill_zero<float>(ctx, (float *)buf.grads,
+                     summed ? buf.part.gradElems : train.gradBytes / (int64_t)sizeof(float));
     scale_ = std::max(1.0, scale_ / 2);
     good_ = 0;
     ++skipped_;

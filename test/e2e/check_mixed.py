@@ -55,7 +55,8 @@ params (master weights), gradients and optimizer state are fp32.
          the ranks check their partitions of the summed gradients) and
          ZeRO-3 (bf16, fp16: the 16-bit weights rounded from each gathered
          unit). bf16 resumed across zero = 3 -> 1 -> 3 (at steps 7 and 14)
-         equals the same reference.
+         equals the same reference, and --eval-only of its model under
+         bf16 zero = 3 on 2 ranks prints one process's loss.
 """
 
 import json
@@ -372,6 +373,25 @@ def dist(fails, s, exedir):
         if chain[0] == ref[0] and chain[1] == ref[1]:
             print("bf16 zero = 3 -> 1 -> 3 on 2 ranks, resumed at 7 and 14: identical to "
                   "--accum 2")
+    # The evaluate entry gathers and rounds too: --eval-only of the reference
+    # model under zero = 3 bf16 on 2 ranks prints one process's loss.
+    model = os.path.join(s.dir, "dist-ref-accum2", "ckpt", "step-%07d" % 20)
+    evals = []
+    for job, ranks in (("mixed_bf16", 0), ("mixed_bf16_z3", 2)):
+        cmd = [os.path.join(exedir, job), "--data", data, "--threads", "1", "--eval-only",
+               "--load", model, "--eval-split", "all", "--comm-timeout", "30"]
+        if ranks:
+            cmd = ["mpirun", "-np", str(ranks)] + cmd
+        print("$ " + " ".join(cmd), flush=True)
+        p = subprocess.run(cmd, capture_output=True, env=env, timeout=120, text=True)
+        fails.check(p.returncode == 0, "%s --eval-only: exit %s\n%s"
+                    % (job, p.returncode, harness.tail(p.stderr, 20)))
+        evals.append([l for l in p.stdout.splitlines() if l.startswith("loss ")])
+    fails.check(len(evals[0]) == 1 and evals[0] == evals[1],
+                "--eval-only under bf16 zero = 3 on 2 ranks: %s, one process: %s"
+                % (evals[1], evals[0]))
+    if len(evals[0]) == 1 and evals[0] == evals[1]:
+        print("--eval-only, bf16 one process and zero = 3 on 2 ranks: %s" % evals[0][0])
 
 
 def main(argv):

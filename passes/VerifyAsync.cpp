@@ -203,10 +203,13 @@ struct VerifyAsyncPass : mlir::bmb::impl::VerifyAsyncPassBase<VerifyAsyncPass> {
     // `ready` is what reads may use: `gathered`, and rounded when `rounds`.
     using Mark = std::pair<Value, Operation *>;
     DenseMap<StringRef, Mark> gathered, ready;
+    // A new gather makes an earlier rounding of the unit stale.
     auto gather = [&](ArrayAttr params, Value layer, Operation *by) {
       for (Attribute a : params) {
         gathered[cast<FlatSymbolRefAttr>(a).getValue()] = {layer, by};
-        if (!rounds)
+        if (rounds)
+          ready.erase(cast<FlatSymbolRefAttr>(a).getValue());
+        else
           ready[cast<FlatSymbolRefAttr>(a).getValue()] = {layer, by};
       }
     };

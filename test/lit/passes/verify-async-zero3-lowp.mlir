@@ -84,3 +84,28 @@ bmb_exec.program @otherlayer attributes {precision = "bf16", train = {zero_stage
     return
   }
 }
+
+// -----
+
+// A later gather of the unit (the backward's) makes the forward's rounding
+// stale: the backward's reads need their own round_unit.
+bmb_exec.program @stale attributes {precision = "bf16", train = {zero_stage = 3 : i64}} {
+  bmb_exec.param @s stacked : memref<2x4xf32>
+  func.func @forward_backward() {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    scf.for %i = %c0 to %c2 step %c1 {
+      bmb_exec.wait_unit [@s] layer %i
+      bmb_exec.round_unit [@s] layer %i to bf16
+      %s = bmb_exec.param_ref @s[%i] : memref<4xf32>
+    }
+    scf.for %j = %c0 to %c2 step %c1 {
+      %l = arith.subi %c1, %j : index
+      bmb_exec.wait_unit [@s] layer %l
+      // expected-error @below {{bmb-verify-async: reads @s (zero = 3) before its unit has been rounded to the GEMMs' reduced type}}
+      %s = bmb_exec.param_ref @s[%l] : memref<4xf32>
+    }
+    return
+  }
+}

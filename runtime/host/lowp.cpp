@@ -188,6 +188,7 @@ void refresh_low_params(Context &ctx, const Buffers &buf, const TrainInfo &train
 }
 
 void round_unit(Context &ctx, LowPrecision p, const Buffers &buf, int64_t at, int64_t n) {
+  ProfileScope profile(ctx, KernelKind::Copy); // --profile: with the other copies
   if (!buf.paramStaging || !buf.lowParams)
     fail("round_unit: this zero = 3 bf16/fp16 program needs Buffers::paramStaging and "
          "Buffers::lowParams, which the app did not allocate");

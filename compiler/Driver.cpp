@@ -244,9 +244,13 @@ void printMemoryPlan(mlir::bmb::exec::ProgramOp program, bool cudaTarget,
           optState = bytes(program, "opt_state_bytes");
   bool train = program->hasAttr("train");
   // Mixed precision: the GEMMs' bf16/fp16 copy of the trainable group, 2
-  // bytes per element, allocated by the runtime (Buffers::lowParams).
+  // bytes per element, allocated by the runtime (Buffers::lowParams); under
+  // zero = 3 of the (fp32) param staging instead (bmrt::low_param_bytes).
   auto precision = program->getAttrOfType<mlir::StringAttr>("precision");
-  int64_t lowCopy = precision ? 2 * bytes(program, "group_elems") : 0;
+  int64_t paramStaging = bytes(program, "param_staging_bytes");
+  int64_t lowCopy = !precision ? 0
+                    : paramStaging ? paramStaging / 2
+                                   : 2 * bytes(program, "group_elems");
   auto row = [&](const std::string &what, int64_t n) {
     os << "  " << llvm::left_justify(what, 28) << " "
        << llvm::right_justify(mlir::bmb::formatBytes(n), 12) << "  (" << n << " bytes)\n";
@@ -254,7 +258,6 @@ void printMemoryPlan(mlir::bmb::exec::ProgramOp program, bool cudaTarget,
   os << "\nmemory plan of '" << program.getSymName() << "' (one allocation per role):\n";
   // zero = 3: the params as well (the trainable group's part: 1/N), plus
   // the staging each unit is gathered into.
-  int64_t paramStaging = bytes(program, "param_staging_bytes");
   row(paramStaging ? "params (1 rank; N: 1/N)" : "params", params);
   if (paramStaging)
     row("params staging (zero = 3)", paramStaging);
@@ -280,7 +283,9 @@ void printMemoryPlan(mlir::bmb::exec::ProgramOp program, bool cudaTarget,
       row("optimizer state", optState);
     }
     if (lowCopy)
-      row((precision.getValue() + " weight copy").str(), lowCopy);
+      row((precision.getValue() + (paramStaging ? " weight staging (zero = 3)" : " weight copy"))
+              .str(),
+          lowCopy);
   } else {
     row("state (KV cache)", state);
   }

@@ -584,6 +584,24 @@ bool Emitter::emitTrainOp(Operation *op) {
       os << in << "wait_unit<" << gradType() << ">(ctx, buf, " << args << ");\n";
     return true;
   }
+  if (auto r = dyn_cast<RoundUnitOp>(op)) {
+    // Unit 0 at its staging place; a layer in its slot, as wait_unit put it.
+    StagedUnit u;
+    if (!stagedUnit(op, r.getParams(), r.getLayer(), u))
+      return true;
+    std::string at = std::to_string(u.stagingAt);
+    if (r.getLayer()) {
+      auto stride = program->getAttrOfType<IntegerAttr>("param_slot_stride");
+      if (!stride) {
+        error(op, "emission: the zero = 3 program has no param_slot_stride (run bmb-plan-memory)");
+        return true;
+      }
+      at += " + (" + name(r.getLayer()) + ") % 2 * " + std::to_string(stride.getInt() / 4);
+    }
+    os << in << "round_unit(ctx, " << (r.getTo().isBF16() ? "LowPrecision::BF16" : "LowPrecision::FP16")
+       << ", buf, " << at << ", " << u.end - u.first << ");\n";
+    return true;
+  }
   if (auto f = dyn_cast<PrefetchUnitOp>(op)) {
     std::string args;
     if (slotArgs(op, f.getParams(), f.getLayer(), args))

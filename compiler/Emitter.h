@@ -138,7 +138,9 @@ private:
   /// For an autocast GEMM operand that is a trainable f32 param (or one
   /// layer of a stacked one), the same elements in the reduced-precision
   /// weight copy Buffers::lowParams (laid out as the trainable group: the
-  /// param's grad offset); "" for anything else.
+  /// param's grad offset; under zero = 3 as the param staging, which
+  /// bmb_exec.round_unit fills: its staging offset, layer l in slot l % 2);
+  /// "" for anything else.
   std::string lowWeight(Value v) {
     auto ref = v.getDefiningOp<ParamRefOp>();
     if (!ref)
@@ -147,6 +149,17 @@ private:
     if (!param || param.getFrozen() || !param.getGradOffset() ||
         !mt(v).getElementType().isF32())
       return "";
+    if (stagesParams()) {
+      auto stride = program->getAttrOfType<IntegerAttr>("param_slot_stride");
+      if (!param.getStagingOffset() || (ref.getLayer() && !stride)) {
+        error(ref, "emission: the zero = 3 program has no staging layout (run bmb-plan-memory)");
+        return "";
+      }
+      std::string at = std::to_string(*param.getStagingOffset() / 4);
+      if (ref.getLayer())
+        at += " + (" + name(ref.getLayer()) + ") % 2 * " + std::to_string(stride.getInt() / 4);
+      return "((const uint16_t *)buf.lowParams + " + at + ")";
+    }
     std::string at = std::to_string(*param.getGradOffset() / 4);
     if (ref.getLayer())
       at += " + " + name(ref.getLayer()) + " * " + layerStrideElems(ref.getParamAttr());

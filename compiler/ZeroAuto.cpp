@@ -4,7 +4,9 @@
 // "What none of the anchors has"), so instead of estimating, it compiles each
 // candidate plan of the train job - the whole train pipeline on a clone of
 // the module - and reads the memory plan bmb-plan-memory wrote: params,
-// grads, optimizer state and activations. Per-rank bytes at `ranks` ranks
+// grads, optimizer state and activations (and a bf16/fp16 job's weight copy:
+// half the group, or under zero = 3 half the param staging, as
+// bmrt::low_param_bytes sizes it). Per-rank bytes at `ranks` ranks
 // follow the runtime's partitioning (bmrt::partitionOf, runtime/host/
 // training_tables.cpp: partitions of ceil(elements / ranks) rounded up to
 // partition_align; a change there must be mirrored here).
@@ -52,9 +54,19 @@ struct Candidate {
   int64_t zero = 0;
   std::vector<std::string> checkpoint; // layer paths
   bool offload = false;                // offload = optimizer
-  // Per-rank bytes, once compiled.
-  int64_t params = 0, grads = 0, optState = 0, activations = 0;
-  int64_t total() const { return params + grads + optState + activations; }
+  // Per-rank bytes, once compiled. lowCopy: precision = bf16/fp16's weight
+  // copy (Buffers::lowParams), of the group, or of the param staging under
+  // zero = 3 (bmrt::low_param_bytes).
+  int64_t params = 0, grads = 0, optState = 0, activations = 0, lowCopy = 0;
+  int64_t total() const { return params + grads + optState + activations + lowCopy; }
+  /// "params X, grads Y, ...": the parts of total().
+  std::string parts(std::string (*fmt)(int64_t)) const {
+    std::string s = "params " + fmt(params) + ", grads " + fmt(grads) + ", optimizer state " +
+                    fmt(optState);
+    if (lowCopy)
+      s += ", weight copy " + fmt(lowCopy);
+    return s + ", activations " + fmt(activations);
+  }
   std::string describe() const {
     std::string s = "zero = " + std::to_string(zero);
     if (offload)
@@ -136,6 +148,8 @@ LogicalResult measure(ModuleOp module, StringRef jobName, int64_t ranks, bool cu
     if (intAttr(program, "offload_state_bytes") && cudaTarget)
       c.optState = 0;
     c.activations = intAttr(program, "activation_bytes") + intAttr(program, "state_bytes");
+    if (program->hasAttr("precision"))
+      c.lowCopy = c.zero == 3 ? intAttr(program, "param_staging_bytes") / 2 : 2 * elems;
   }
   return success();
 }
@@ -217,8 +231,8 @@ LogicalResult mlir::bmb::resolveZeroAuto(ModuleOp module, bool cudaTarget,
     for (Candidate &c : candidates) {
       std::string why;
       bool compiled = succeeded(measure(module, job.getSymName(), ranks, cudaTarget, c, why));
-      // zero = 2 and 3 need a backward that finishes one unit at a time,
-      // and zero = 3 fp32 (bmb-zero says why not); the other plans remain.
+      // zero = 2 and 3 need a backward that finishes one unit at a time
+      // (bmb-zero says why not); the other plans remain.
       if (!compiled && c.zero >= 2)
         continue;
       if (!compiled)
@@ -230,9 +244,7 @@ LogicalResult mlir::bmb::resolveZeroAuto(ModuleOp module, bool cudaTarget,
         job.setSettingsAttr(withCandidate(settings, c));
         notes << "bmbc: note: job " << job.getSymName() << ": zero = auto chose "
               << c.describe() << ": " << gib(c.total()) << " per rank of memory = "
-              << gib(budget) << " at ranks = " << ranks << " (params " << gib(c.params)
-              << ", grads " << gib(c.grads) << ", optimizer state " << gib(c.optState)
-              << ", activations " << gib(c.activations) << ")";
+              << gib(budget) << " at ranks = " << ranks << " (" << c.parts(gib) << ")";
         for (const Candidate &m : measured)
           if (&m != &measured.back())
             notes << "; " << m.describe() << " needs " << gib(m.total());
@@ -246,9 +258,7 @@ LogicalResult mlir::bmb::resolveZeroAuto(ModuleOp module, bool cudaTarget,
     return emitError(settingLoc(job, "memory"), "memory = ")
                            << gib(budget) << " per rank is too small at ranks = " << ranks
                            << ": the smallest plan, " << best.describe() << ", needs "
-                           << gib(best.total()) << " (params " << gib(best.params)
-                           << ", grads " << gib(best.grads) << ", optimizer state "
-                           << gib(best.optState) << ", activations " << gib(best.activations)
+                           << gib(best.total()) << " (" << best.parts(gib)
                            << "); raise memory or ranks"
                            << (cudaTarget ? "" : " (offload = optimizer saves no memory on "
                                                  "--target=host)");

@@ -194,10 +194,14 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
   if (auto g = dyn_cast<ParamGatherUnitOp>(op)) {
     // ZeRO-3: the unit's params from every rank's partition into the
     // staging, waited for at once: the reads that follow need them.
+    // Mixed precision (`low`): then the unit is rounded into the reduced
+    // staging the autocast GEMMs read.
     if (!g.getLayer()) {
       auto issue = b.create<ex::GatherUnitOp>(g.getLoc(), requestType(), g.getParamsAttr(),
                                               Value());
       b.create<ex::WaitOp>(g.getLoc(), issue);
+      if (g.getLowAttr())
+        b.create<ex::RoundUnitOp>(g.getLoc(), g.getParamsAttr(), Value(), g.getLowAttr());
       return success();
     }
     // A layer: its slot (of two) was filled ahead by the previous
@@ -211,6 +215,9 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
                      : b.create<arith::AddIOp>(g.getLoc(), layer, one).getResult();
     b.create<ex::PrefetchUnitOp>(g.getLoc(), g.getParamsAttr(), next,
                                  b.getI64IntegerAttr(repeat.getCount()));
+    // After the prefetch, so the next layer's gather travels meanwhile.
+    if (g.getLowAttr())
+      b.create<ex::RoundUnitOp>(g.getLoc(), g.getParamsAttr(), layer, g.getLowAttr());
     return success();
   }
   if (auto r = dyn_cast<GradReduceScatterUnitOp>(op)) {

@@ -80,7 +80,7 @@ bool touches(Operation *op, Role role) {
   if (role == Role::Grads)
     return isa<GradRefOp, GradNormOp, ClipGradsOp, AdamWUpdateOp, SGDUpdateOp, ZeroGradsOp,
                AddUnitGradsOp, OffloadGradsOutOp>(op);
-  return isa<ParamRefOp, AdamWUpdateOp, SGDUpdateOp>(op);
+  return isa<ParamRefOp, AdamWUpdateOp, SGDUpdateOp, RoundUnitOp>(op);
 }
 
 /// An index as a * iv + b, iv a block argument (a loop's induction
@@ -186,36 +186,65 @@ struct VerifyAsyncPass : mlir::bmb::impl::VerifyAsyncPassBase<VerifyAsyncPass> {
 
   /// zero = 3: every read of a trainable param follows the wait of its
   /// unit's gather (the same layer value), in program order, with no gather
-  /// of that param in flight or overwriting it since.
+  /// of that param in flight or overwriting it since. With precision =
+  /// bf16/fp16 the GEMMs read the reduced staging too, so a read also
+  /// follows the unit's round_unit (which itself follows the wait).
   LogicalResult verifyGathered(func::FuncOp f) {
     auto program = f->getParentOfType<ProgramOp>();
     auto train = program ? program->getAttrOfType<DictionaryAttr>("train") : DictionaryAttr();
     auto stage = train ? train.getAs<IntegerAttr>("zero_stage") : IntegerAttr();
     if (!stage || stage.getInt() != 3)
       return success();
+    auto precision = program->getAttrOfType<StringAttr>("precision");
+    const bool rounds =
+        precision && (precision.getValue() == "bf16" || precision.getValue() == "fp16");
     // Param name -> the layer value of its gathered unit (null: unit 0),
     // set at a gather's wait; a gather's issue takes its params out.
-    DenseMap<StringRef, std::pair<Value, Operation *>> ready;
+    // `ready` is what reads may use: `gathered`, and rounded when `rounds`.
+    using Mark = std::pair<Value, Operation *>;
+    DenseMap<StringRef, Mark> gathered, ready;
+    // A new gather makes an earlier rounding of the unit stale.
+    auto gather = [&](ArrayAttr params, Value layer, Operation *by) {
+      for (Attribute a : params) {
+        gathered[cast<FlatSymbolRefAttr>(a).getValue()] = {layer, by};
+        if (rounds)
+          ready.erase(cast<FlatSymbolRefAttr>(a).getValue());
+        else
+          ready[cast<FlatSymbolRefAttr>(a).getValue()] = {layer, by};
+      }
+    };
     WalkResult r = f.walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (auto g = dyn_cast<GatherUnitOp>(op)) {
-        for (Attribute a : g.getParams())
+        for (Attribute a : g.getParams()) {
+          gathered.erase(cast<FlatSymbolRefAttr>(a).getValue());
           ready.erase(cast<FlatSymbolRefAttr>(a).getValue());
+        }
         return WalkResult::advance();
       }
       if (auto w = dyn_cast<WaitOp>(op)) {
         if (auto g = w.getRequest().getDefiningOp<GatherUnitOp>())
-          for (Attribute a : g.getParams())
-            ready[cast<FlatSymbolRefAttr>(a).getValue()] = {g.getLayer(), g};
+          gather(g.getParams(), g.getLayer(), g);
         return WalkResult::advance();
       }
       if (auto w = dyn_cast<WaitUnitOp>(op)) {
-        for (Attribute a : w.getParams())
-          ready[cast<FlatSymbolRefAttr>(a).getValue()] = {w.getLayer(), w};
+        gather(w.getParams(), w.getLayer(), w);
+        return WalkResult::advance();
+      }
+      if (auto u = dyn_cast<RoundUnitOp>(op)) {
+        for (Attribute a : u.getParams()) {
+          auto it = gathered.find(cast<FlatSymbolRefAttr>(a).getValue());
+          if (it == gathered.end() || it->second.first != u.getLayer()) {
+            u.emitError("bmb-verify-async: rounds ")
+                << a << " (zero = 3) before its unit's gather at this layer has been waited for";
+            return WalkResult::interrupt();
+          }
+          ready[cast<FlatSymbolRefAttr>(a).getValue()] = {u.getLayer(), u};
+        }
         return WalkResult::advance();
       }
       if (auto f = dyn_cast<PrefetchUnitOp>(op)) {
-        auto it = ready.find(cast<FlatSymbolRefAttr>(f.getParams()[0]).getValue());
-        if (it == ready.end() || !it->second.first ||
+        auto it = gathered.find(cast<FlatSymbolRefAttr>(f.getParams()[0]).getValue());
+        if (it == gathered.end() || !it->second.first ||
             !isNextTo(f.getLayer(), it->second.first)) {
           f.emitError("bmb-verify-async: prefetches a layer that is not next to the one its "
                       "unit's wait_unit fetched (the two slots alternate by layer)");
@@ -233,7 +262,9 @@ struct VerifyAsyncPass : mlir::bmb::impl::VerifyAsyncPassBase<VerifyAsyncPass> {
       if (it == ready.end()) {
         ref.emitError("bmb-verify-async: reads @")
             << ref.getParam()
-            << " (zero = 3) before its unit's gather has been waited for";
+            << (rounds && gathered.count(ref.getParam())
+                    ? " (zero = 3) before its unit has been rounded to the GEMMs' reduced type"
+                    : " (zero = 3) before its unit's gather has been waited for");
         return WalkResult::interrupt();
       }
       if (it->second.first != ref.getLayer()) {

@@ -37,7 +37,14 @@
 // what it reads). The lowering turns a layer's gather into a wait for the
 // gather the previous iteration issued ahead, and issues the next layer's
 // (LowerTrain.cpp). All-gather only copies, so stage 3 computes what stage
-// 2 does, bit for bit.
+// 2 does, bit for bit. With precision = bf16/fp16 the gathers carry `low
+// bf16`: the GEMMs' reduced weight copy is made per gathered unit (rounding
+// is elementwise, so again the bits of stage 2), since no rank holds the
+// whole group to convert.
+//
+// fp16's loss scaling needs nothing here: under stages 2 and 3 the app
+// checks and unscales the rank's partition of the summed gradients
+// (runtime/app/loss_scale.cpp).
 // `auto` is bmbc's to resolve before the pipeline (compiler/ZeroAuto.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -117,12 +124,6 @@ struct ZeroPass : mlir::bmb::impl::ZeroPassBase<ZeroPass> {
     if (job.getKind() == JobKind::Tune)
       return emitError(settingLoc(job, "zero"),
                        "zero = 3 is not implemented for tune jobs yet (use zero = 0, 1 or 2)");
-    if (auto p = job.getSettings().getAs<StringAttr>("precision");
-        p && (p.getValue() == "bf16" || p.getValue() == "fp16"))
-      return emitError(settingLoc(job, "zero"), "zero = 3 with precision = ")
-             << p.getValue()
-             << " is not implemented yet (the reduced-precision weight copy is made from "
-                "whole params; use zero = 2, or precision = fp32)";
     return success();
   }
 
@@ -148,17 +149,28 @@ struct ZeroPass : mlir::bmb::impl::ZeroPassBase<ZeroPass> {
     // bmb.param_get verifier), and stage 2's units cover every repeat, so
     // these gathers precede every read; bmb-verify-async checks that on
     // the lowered entries.
+    // Mixed precision: the autocast GEMMs read their weights rounded, from
+    // a copy that cannot be the whole group any more; each gathered unit is
+    // rounded into a reduced staging instead (`low`).
+    TypeAttr low;
+    if (auto p = job.getSettings().getAs<StringAttr>("precision")) {
+      Builder b(job.getContext());
+      if (p.getValue() == "bf16")
+        low = TypeAttr::get(b.getBF16Type());
+      else if (p.getValue() == "fp16")
+        low = TypeAttr::get(b.getF16Type());
+    }
     for (func::FuncOp f : {fwdBwd, eval}) {
       OpBuilder b(f.getContext());
       b.setInsertionPointToStart(&f.getBody().front());
       for (ArrayAttr params : outside)
-        b.create<ParamGatherUnitOp>(f.getLoc(), params, Value());
+        b.create<ParamGatherUnitOp>(f.getLoc(), params, Value(), low);
       f.walk([&](RepeatOp rep) {
         auto it = layerUnits.find(rep.getCount());
         if (it == layerUnits.end())
           return; // stacks no trainable param
         b.setInsertionPointToStart(rep.getBodyBlock());
-        b.create<ParamGatherUnitOp>(rep.getLoc(), it->second, rep.getInductionVar());
+        b.create<ParamGatherUnitOp>(rep.getLoc(), it->second, rep.getInductionVar(), low);
       });
     }
     return success();
@@ -169,11 +181,6 @@ struct ZeroPass : mlir::bmb::impl::ZeroPassBase<ZeroPass> {
   /// bmb-data-parallel put them only where every unit is covered exactly
   /// once.
   LogicalResult partitionBackward(JobOp job, ModelOp model, int64_t stage) {
-    if (auto p = job.getSettings().getAs<StringAttr>("precision"); p && p.getValue() == "fp16")
-      return emitError(settingLoc(job, "zero"),
-                       "zero = 2 with precision = fp16 is not implemented yet (loss scaling "
-                       "checks the rank's own gradients before they are summed; use bf16, or "
-                       "zero = 1)");
     auto fwdBwd = dyn_cast_or_null<func::FuncOp>(model.lookupSymbol("train_step"));
     SmallVector<GradAllReduceOp> units;
     if (fwdBwd)

@@ -384,7 +384,12 @@ LogicalResult GradReduceScatterUnitOp::verifySymbolUses(SymbolTableCollection &s
   return verifyUnitSymbols(*this, getParams(), getLayer(), symbolTable);
 }
 
-LogicalResult ParamGatherUnitOp::verify() { return verifyUnit(*this, getParams(), getLayer()); }
+LogicalResult ParamGatherUnitOp::verify() {
+  if (auto low = getLow(); low && !low->isBF16() && !low->isF16())
+    return emitOpError("low must be bf16 or f16 (the reduced type of the autocast GEMMs), got ")
+           << *low;
+  return verifyUnit(*this, getParams(), getLayer());
+}
 
 LogicalResult ParamGatherUnitOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyUnitSymbols(*this, getParams(), getLayer(), symbolTable);

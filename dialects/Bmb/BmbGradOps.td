@@ -532,13 +532,21 @@ def Bmb_ParamGatherUnitOp : Bmb_Op<"param_gather_unit", [
     There is no release op: the gather of layer i + 2 reuses layer i's slot
     once layer i's iteration is over.
 
+    `low bf16` (or `f16`; bmb-zero, for a `precision = bf16`/`fp16` job):
+    the autocast GEMMs read their weights in that type, so the gathered unit
+    is also rounded into a reduced-precision staging of the same layout
+    (bmb_exec.round_unit), which they read instead of a copy of the whole
+    group.
+
     ```mlir
     bmb.param_gather_unit [@wte.w]
     bmb.param_gather_unit [@h.ln.w, @h.fc.w] layer %i
+    bmb.param_gather_unit [@h.ln.w, @h.fc.w] layer %i low bf16
     ```
   }];
-  let arguments = (ins FlatSymbolRefArrayAttr:$params, Optional<Index>:$layer);
-  let assemblyFormat = "$params (`layer` $layer^)? attr-dict";
+  let arguments = (ins FlatSymbolRefArrayAttr:$params, Optional<Index>:$layer,
+                       OptionalAttr<TypeAttr>:$low);
+  let assemblyFormat = "$params (`layer` $layer^)? (`low` $low^)? attr-dict";
   let hasVerifier = 1;
 }
 

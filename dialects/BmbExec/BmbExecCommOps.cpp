@@ -62,6 +62,13 @@ LogicalResult DeferAllReduceGradsOp::verifySymbolUses(SymbolTableCollection &sym
   return success();
 }
 
+LogicalResult RoundUnitOp::verify() {
+  if (!getTo().isBF16() && !getTo().isF16())
+    return emitOpError("rounds to bf16 or f16 (the reduced type of the autocast GEMMs), not ")
+           << getTo();
+  return success();
+}
+
 LogicalResult WaitOp::verify() {
   Operation *def = getRequest().getDefiningOp();
   if (!def || !isa<AllReduceGradsOp, ReduceScatterGradsOp, AllGatherParamsOp, ReduceScatterUnitOp,

@@ -209,6 +209,29 @@ def BmbExec_PrefetchUnitOp : BmbExec_Op<"prefetch_unit"> {
   let assemblyFormat = "$params `layer` $layer `of` $layers attr-dict";
 }
 
+def BmbExec_RoundUnitOp : BmbExec_Op<"round_unit"> {
+  let summary = "ZeRO-3 with bf16/fp16: rounds a gathered unit into the reduced-precision staging";
+  let description = [{
+    After the wait of a unit's gather (`bmb_exec.wait` of `gather_unit`,
+    or `bmb_exec.wait_unit` of layer `%layer`) in a zero = 3 program with
+    `precision = bf16`/`fp16`: the unit's params in the param staging
+    (layer %layer's slot, layer % 2) are rounded to `$to` into the same
+    elements of Buffers::lowParams, which under zero = 3 has the param
+    staging's layout at 2 bytes per element (bmrt::round_unit). The
+    autocast GEMMs read their trainable weights there, so every read of
+    the unit's params must follow it (bmb-verify-async). Rounding is
+    elementwise, so the GEMMs see the bits a whole-group copy would hold.
+
+    ```mlir
+    bmb_exec.wait_unit [@h.fc.w, @h.fc.b] layer %i
+    bmb_exec.round_unit [@h.fc.w, @h.fc.b] layer %i to bf16
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$params, Optional<Index>:$layer, TypeAttr:$to);
+  let assemblyFormat = "$params (`layer` $layer^)? `to` $to attr-dict";
+  let hasVerifier = 1;
+}
+
 def BmbExec_WaitOp : BmbExec_Op<"wait"> {
   let summary = "blocks until an issued collective is done (Comm::wait)";
   let arguments = (ins BmbExec_RequestType:$request);

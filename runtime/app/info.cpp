@@ -117,8 +117,9 @@ static void printTrainInfo(FILE *out, const ProgramInfo &p) {
     if (precision == "fp16")
       std::snprintf(scaling, sizeof scaling, "; dynamic loss scale from %g, window %lld",
                     t.lossScale, (long long)t.lossScaleWindow);
-    std::fprintf(out, "precision: %s GEMMs, fp32 master weights (%s weight copy %.2f MiB)%s\n",
-                 precision.c_str(), precision.c_str(), mib(low_param_bytes(t)), scaling);
+    std::fprintf(out, "precision: %s GEMMs, fp32 master weights (%s weight copy %.2f MiB%s)%s\n",
+                 precision.c_str(), precision.c_str(), mib(low_param_bytes(t)),
+                 t.zeroStage == 3 ? ", of the param staging" : "", scaling);
   }
   const TrainEntry *entries[3] = {&t.forwardBackward, &t.optimizerStep, &t.evaluate};
   for (const TrainEntry *e : entries) {

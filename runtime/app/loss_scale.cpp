@@ -1,10 +1,17 @@
 //===- app/loss_scale.cpp - Dynamic loss scaling for precision = fp16 -----===//
 //
-// See loss_scale.h. The gradients checked and unscaled are the rank's own
-// (the whole flat trainable group, before the program's all-reduce or
-// reduce-scatter): an inf/NaN in one rank's sum makes the reduced sum
-// inf/NaN, and dividing by a power of two before summing gives the bits of
-// dividing after, so any world size takes the same decisions and values.
+// See loss_scale.h. Which gradients are checked and unscaled depends on
+// where the program sums them over the ranks:
+//   - zero = 0 and 1 sum them in the optimizer step, after this: the rank's
+//     own gradients (the whole flat trainable group). An inf/NaN in one
+//     rank's sum makes the reduced sum inf/NaN, and dividing by a power of
+//     two before summing gives the bits of dividing after.
+//   - zero = 2 and 3 sum them during the backward (each unit's
+//     reduce-scatter into the partition): the rank's partition of the
+//     summed gradients, the very values one process checks. A sum that
+//     overflows although no rank's part did is caught too.
+// Either way the ranks agree through Comm::max, so every world size and
+// stage takes the same decisions and computes the same values.
 //
 //===----------------------------------------------------------------------===//
 #include "app/loss_scale.h"
@@ -49,11 +56,15 @@ bool LossScaler::unscale(Context &ctx, const Buffers &buf, const TrainInfo &trai
   // Through the kernel API, so the gradients may be in host or device
   // memory (the backend's any_nonfinite, fill_zero and scale_inplace): the
   // decisions are this function's on every backend.
-  float *g = (float *)buf.grads;
-  const int64_t n = train.groupElems;
+  // zero = 2 and 3: grads holds the partition alone (group element e at
+  // grads[e - part.gradsFrom]), already summed over the ranks.
+  const bool summed = train.zeroStage >= 2;
+  float *g = (float *)buf.grads + (summed ? buf.part.begin - buf.part.gradsFrom : 0);
+  const int64_t n = summed ? buf.part.end - buf.part.begin : train.groupElems;
   const bool bad = any_nonfinite<float>(ctx, g, n);
   if (comm.max(bad ? 1.0 : 0.0) > 0) {
-    fill_zero<float>(ctx, g, train.gradBytes / (int64_t)sizeof(float));
+    fill_zero<float>(ctx, (float *)buf.grads,
+                     summed ? buf.part.gradElems : train.gradBytes / (int64_t)sizeof(float));
     scale_ = std::max(1.0, scale_ / 2);
     good_ = 0;
     ++skipped_;

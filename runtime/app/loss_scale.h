@@ -5,7 +5,8 @@
 // (the backward's dlogits are multiplied by S: StepArgs::dlossScale), the
 // gradients come out S times too large, and before the update:
 //   - every rank checks its gradients for inf/NaN (an fp16 GEMM input that
-//     overflowed), and the ranks agree through Comm::max;
+//     overflowed): its own under zero = 0 and 1, its partition of the
+//     summed ones under zero = 2 and 3; the ranks agree through Comm::max;
 //   - overflow anywhere: the update is skipped on every rank, the gradients
 //     are zeroed and S halves (not below 1);
 //   - else the gradients are divided by S (S is a power of two: exact) and

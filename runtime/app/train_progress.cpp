@@ -35,10 +35,12 @@ static double mib(int64_t bytes) { return (double)bytes / (1 << 20); }
 void printTrainBanner(FILE *out, const ProgramInfo &p, const BannerInfo &b) {
   const TrainInfo &t = *p.train;
   std::fprintf(out, "training %s (job %s of %s)\n", p.model, p.job, p.source);
-  char lowCopy[64] = "";
+  char lowCopy[80] = "";
+  // zero = 3: the copy is of the param staging (a unit at a time), not the group.
   if (b.lowParamBytes > 0)
-    std::snprintf(lowCopy, sizeof lowCopy, ", %s weight copy %.2f MiB",
-                  t.precision ? t.precision : "", mib(b.lowParamBytes));
+    std::snprintf(lowCopy, sizeof lowCopy, ", %s weight copy %.2f MiB%s",
+                  t.precision ? t.precision : "", mib(b.lowParamBytes),
+                  t.zeroStage == 3 ? " (staging)" : "");
   char staging[64] = "", paramStaging[64] = "";
   if (b.stagingBytes > 0)
     std::snprintf(staging, sizeof staging, " (+ %.2f MiB staging)", mib(b.stagingBytes));

@@ -216,7 +216,9 @@ void gemm_ex_lowp_w(Context &ctx, LowPrecision p, Trans transA, Trans transB, in
 // The bytes of that copy (host lowp.cpp's contract; --info prints them).
 int64_t low_param_bytes(const TrainInfo &train) {
   const std::string precision = train.precision ? train.precision : "fp32";
-  return precision == "bf16" || precision == "fp16" ? 2 * train.groupElems : 0;
+  if (precision != "bf16" && precision != "fp16")
+    return 0;
+  return train.zeroStage == 3 ? train.paramStagingBytes / 2 : 2 * train.groupElems;
 }
 
 // The program's reduced-precision copy of the trainable group (host
@@ -225,6 +227,8 @@ void refresh_low_params(Context &ctx, const Buffers &buf, const TrainInfo &train
   const std::string precision = train.precision ? train.precision : "fp32";
   if (precision != "bf16" && precision != "fp16")
     return;
+  if (train.zeroStage == 3) // the host rounds each gathered unit (round_unit); not here yet
+    fail("refresh_low_params: zero = 3 is not implemented on the cuda backend");
   if (!buf.lowParams)
     fail("refresh_low_params: a " + precision +
          " program needs Buffers::lowParams (the app did not allocate it)");

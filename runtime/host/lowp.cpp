@@ -167,13 +167,16 @@ void gemm_ex_lowp_w(Context &ctx, LowPrecision p, Trans transA, Trans transB, in
 
 int64_t low_param_bytes(const TrainInfo &train) {
   LowPrecision p;
-  return lowPrecisionOf(train, p) ? 2 * train.groupElems : 0;
+  if (!lowPrecisionOf(train, p))
+    return 0;
+  // zero = 3: the copy mirrors the (fp32) param staging, 2 bytes for 4.
+  return train.zeroStage == 3 ? train.paramStagingBytes / 2 : 2 * train.groupElems;
 }
 
 void refresh_low_params(Context &ctx, const Buffers &buf, const TrainInfo &train) {
   LowPrecision p;
-  if (!lowPrecisionOf(train, p))
-    return;
+  if (!lowPrecisionOf(train, p) || train.zeroStage == 3)
+    return; // zero = 3: round_unit fills it, unit by unit, after each gather
   if (!buf.lowParams)
     fail("refresh_low_params: a " + std::string(train.precision) +
          " program needs Buffers::lowParams (the app did not allocate it)");
@@ -182,6 +185,23 @@ void refresh_low_params(Context &ctx, const Buffers &buf, const TrainInfo &train
     convert(ctx, (bf16 *)buf.lowParams, master, train.groupElems);
   else
     convert(ctx, (fp16 *)buf.lowParams, master, train.groupElems);
+}
+
+void round_unit(Context &ctx, LowPrecision p, const Buffers &buf, int64_t at, int64_t n) {
+  ProfileScope profile(ctx, KernelKind::Copy); // --profile: with the other copies
+  if (!buf.paramStaging || !buf.lowParams)
+    fail("round_unit: this zero = 3 bf16/fp16 program needs Buffers::paramStaging and "
+         "Buffers::lowParams, which the app did not allocate");
+  if (at < 0 || n < 0)
+    fail("round_unit: elements [" + std::to_string(at) + ", " + std::to_string(at + n) +
+         ") of the staging (a bmbc bug)");
+  const float *staged = (const float *)buf.paramStaging + at;
+  if (p == LowPrecision::BF16)
+    convert(ctx, (bf16 *)buf.lowParams + at, staged, n);
+  else if (p == LowPrecision::FP16)
+    convert(ctx, (fp16 *)buf.lowParams + at, staged, n);
+  else
+    fail("round_unit: invalid precision " + std::to_string((int)p));
 }
 
 } // namespace bmrt

@@ -51,7 +51,12 @@ params (master weights), gradients and optimizer state are fp32.
          --accum 2. The same with offload = optimizer (mixed_bf16_z1_off,
          mixed_fp16_off: AdamW on the host's fp32 master, the 16-bit weight
          copy refreshed from the params it copied back; fp16's skipped
-         steps skip the offloaded update too).
+         steps skip the offloaded update too), and under ZeRO-2 (fp16:
+         the ranks check their partitions of the summed gradients) and
+         ZeRO-3 (bf16, fp16: the 16-bit weights rounded from each gathered
+         unit). bf16 resumed across zero = 3 -> 1 -> 3 (at steps 7 and 14)
+         equals the same reference, and --eval-only of its model under
+         bf16 zero = 3 on 2 ranks prints one process's loss.
 """
 
 import json
@@ -306,14 +311,16 @@ def dist(fails, s, exedir):
     tokfile.write(data, r.integers(0, VOCAB, 60000).tolist(), VOCAB)
     env = dict(os.environ, **MPI_ENV)
 
-    def run(name, job, ranks, accum, *extra):
+    def run(name, job, ranks, accum, *extra, steps=20, resume=False):
         out = os.path.join(s.dir, "dist-" + name)
-        shutil.rmtree(out, ignore_errors=True)
-        os.makedirs(out)
+        if not resume:
+            shutil.rmtree(out, ignore_errors=True)
+            os.makedirs(out)
         log = os.path.join(out, "log.jsonl")
         cmd = [os.path.join(exedir, job), "--data", data, "--seed", "5", "--threads", "1",
-               "--deterministic", "--val-fraction", "0", "--order", "random", "--steps", "20",
-               "--accum", str(accum), "--save", os.path.join(out, "ckpt"), "--log", log]
+               "--deterministic", "--val-fraction", "0", "--order", "random", "--steps",
+               str(steps), "--accum", str(accum), "--save", os.path.join(out, "ckpt"), "--log",
+               log] + (["--resume"] if resume else [])
         cmd += list(extra)
         if ranks:
             cmd = ["mpirun", "-np", str(ranks)] + cmd
@@ -323,7 +330,8 @@ def dist(fails, s, exedir):
             fails.add("%s: exit %s\n%s" % (name, p.returncode, harness.tail(p.stderr, 20)))
             return None, None
         losses = [json.loads(l)["loss"] for l in open(log)]
-        with open(os.path.join(out, "ckpt", "step-%07d" % 20, "model.safetensors"), "rb") as f:
+        with open(os.path.join(out, "ckpt", "step-%07d" % steps, "model.safetensors"),
+                  "rb") as f:
             return losses, f.read()
 
     # fp16 from 2^30: the first steps overflow and every rank must skip them.
@@ -331,7 +339,7 @@ def dist(fails, s, exedir):
     refs = {"bf16": run("ref-accum2", "mixed_bf16", 0, 2),
             "fp16": run("ref-fp16-accum2", "mixed_fp16", 0, 2, *fp16)}
     for job in ("mixed_bf16", "mixed_bf16_z1", "mixed_fp16", "mixed_bf16_z1_off",
-                "mixed_fp16_off"):
+                "mixed_fp16_off", "mixed_fp16_z2", "mixed_bf16_z3", "mixed_fp16_z3"):
         half = job.startswith("mixed_fp16")
         ref = refs["fp16" if half else "bf16"]
         got = run(job + "-np2", job, 2, 1, *(fp16 if half else []))
@@ -348,6 +356,42 @@ def dist(fails, s, exedir):
         if got[0] == ref[0] and got[1] == ref[1]:
             print("%s on 2 ranks: 20 losses and the weights identical to --accum 2 (last %.17g)"
                   % (job, got[0][-1]))
+    # bf16 checkpoints across zero = 3 and zero = 1 on 2 ranks, both ways:
+    # steps 1-7 under zero = 3, 8-14 resumed under zero = 1, 15-20 resumed
+    # under zero = 3 again; the same as 20 straight steps of one process.
+    ref = refs["bf16"]
+    chain = None
+    for job, steps in (("mixed_bf16_z3", 7), ("mixed_bf16_z1", 14), ("mixed_bf16_z3", 20)):
+        chain = run("z3-z1-z3", job, 2, 1, steps=steps, resume=steps != 7)
+        if chain[0] is None:
+            break
+    if ref[0] is not None and chain[0] is not None:
+        fails.check(chain[0] == ref[0] and chain[1] == ref[1],
+                    "bf16 zero = 3 -> zero = 1 -> zero = 3 on 2 ranks (--resume at 7 and 14): "
+                    "losses or weights differ from one process --accum 2\n  ref %s\n  got %s"
+                    % (ref[0][-3:], chain[0][-3:]))
+        if chain[0] == ref[0] and chain[1] == ref[1]:
+            print("bf16 zero = 3 -> 1 -> 3 on 2 ranks, resumed at 7 and 14: identical to "
+                  "--accum 2")
+    # The evaluate entry gathers and rounds too: --eval-only of the reference
+    # model under zero = 3 bf16 on 2 ranks prints one process's loss.
+    model = os.path.join(s.dir, "dist-ref-accum2", "ckpt", "step-%07d" % 20)
+    evals = []
+    for job, ranks in (("mixed_bf16", 0), ("mixed_bf16_z3", 2)):
+        cmd = [os.path.join(exedir, job), "--data", data, "--threads", "1", "--eval-only",
+               "--load", model, "--eval-split", "all", "--comm-timeout", "30"]
+        if ranks:
+            cmd = ["mpirun", "-np", str(ranks)] + cmd
+        print("$ " + " ".join(cmd), flush=True)
+        p = subprocess.run(cmd, capture_output=True, env=env, timeout=120, text=True)
+        fails.check(p.returncode == 0, "%s --eval-only: exit %s\n%s"
+                    % (job, p.returncode, harness.tail(p.stderr, 20)))
+        evals.append([l for l in p.stdout.splitlines() if l.startswith("loss ")])
+    fails.check(len(evals[0]) == 1 and evals[0] == evals[1],
+                "--eval-only under bf16 zero = 3 on 2 ranks: %s, one process: %s"
+                % (evals[1], evals[0]))
+    if len(evals[0]) == 1 and evals[0] == evals[1]:
+        print("--eval-only, bf16 one process and zero = 3 on 2 ranks: %s" % evals[0][0])
 
 
 def main(argv):

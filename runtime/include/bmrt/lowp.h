@@ -141,14 +141,21 @@ void gemm_ex_lowp_w(Context &ctx, LowPrecision p, Trans transA, Trans transB, in
 //===--- The weight copy of a mixed-precision training program ----------===//
 
 /// Bytes of Buffers::lowParams a program needs: 2 per element of the
-/// trainable group for precision bf16 / fp16, 0 otherwise.
+/// trainable group for precision bf16 / fp16 (under zero = 3, 2 per element
+/// of the param staging: no rank holds the whole group), 0 otherwise.
 int64_t low_param_bytes(const TrainInfo &train);
 
 /// Buffers::lowParams = the whole trainable group of buf.params rounded to
 /// the program's reduced type. Called after every update (when every rank
 /// holds every param: after the all-gather under ZeRO-1) and after params
-/// are initialized or loaded; a no-op for fp32/fp64 programs.
+/// are initialized or loaded; a no-op for fp32/fp64 programs and under
+/// zero = 3, whose entries round each gathered unit instead (round_unit).
 void refresh_low_params(Context &ctx, const Buffers &buf, const TrainInfo &train);
+
+/// ZeRO-3 with bf16/fp16 (bmb_exec.round_unit): elements [at, at + n) of
+/// Buffers::paramStaging, a unit just gathered, rounded to `p` into the
+/// same elements of Buffers::lowParams (laid out as the param staging).
+void round_unit(Context &ctx, LowPrecision p, const Buffers &buf, int64_t at, int64_t n);
 
 } // namespace bmrt
 

@@ -102,6 +102,38 @@ TEST(LossScale, BadSettingsAndStatesFail) {
   EXPECT_EQ(s.skippedSteps(), 5);
 }
 
+// zero = 2 and 3: the grads allocation holds the rank's partition of the
+// gradients already summed over the ranks (element e at grads[e -
+// gradsFrom]); the scaler checks and unscales exactly the partition's
+// elements. Rank 1 of 2 over a group of 10 (partitions of 8): elements
+// [8, 10) at grads[0, 2); grads[2, 8) is padding past the group's end.
+TEST(LossScale, ZeroTwoChecksAndUnscalesThePartitionOfTheSums) {
+  Fixture f;
+  f.train.groupElems = 10;
+  f.train.gradBytes = 40;
+  f.train.zeroStage = 2;
+  f.train.partitionAlign = 4;
+  f.buf.part = partitionOf(f.train, 1, 2);
+  ASSERT_EQ(f.buf.part.begin, 8);
+  ASSERT_EQ(f.buf.part.end, 10);
+  ASSERT_EQ(f.buf.part.gradElems, 8);
+  LossScaler s(4, 1000);
+  f.grads.assign(8, 0.f);
+  f.grads[0] = 6;
+  f.grads[1] = -10;
+  f.grads[5] = std::numeric_limits<float>::infinity(); // padding: not a gradient
+  ASSERT_TRUE(s.unscale(f.ctx, f.buf, f.train, *f.comm));
+  EXPECT_EQ(f.grads[0], 1.5f);
+  EXPECT_EQ(f.grads[1], -2.5f);
+  EXPECT_TRUE(std::isinf(f.grads[5])); // untouched
+  f.grads[5] = 0;
+  f.grads[1] = std::numeric_limits<float>::quiet_NaN(); // an overflowed sum
+  EXPECT_FALSE(s.unscale(f.ctx, f.buf, f.train, *f.comm));
+  for (float g : f.grads) // the whole partition zeroed, not the group's 10
+    EXPECT_EQ(g, 0.f);
+  EXPECT_EQ(s.scale(), 2);
+}
+
 // The scaler's overflow check through the kernel API (training.h's
 // any_nonfinite; the cuda backend's is a device reduction tested against
 // this one on a GPU): one bad element anywhere, at any thread count.

@@ -1041,3 +1041,14 @@ bmb.model @M layer "M" {
     return
   }
 }
+
+// -----
+
+bmb.model @M layer "M" {
+  bmb.param @w : tensor<2x4xf32> init zeros
+  func.func @f() {
+    // expected-error @+1 {{'bmb.param_gather_unit' op low must be bf16 or f16 (the reduced type of the autocast GEMMs), got 'f32'}}
+    bmb.param_gather_unit [@w] low f32
+    return
+  }
+}

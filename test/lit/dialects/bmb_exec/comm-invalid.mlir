@@ -47,3 +47,15 @@ bmb_exec.program @p {
     return
   }
 }
+
+// -----
+
+// ZeRO-3's rounding of a gathered unit goes to the autocast GEMMs' type.
+bmb_exec.program @p {
+  bmb_exec.param @a : memref<4xf32>
+  func.func @f() {
+    // expected-error @+1 {{'bmb_exec.round_unit' op rounds to bf16 or f16 (the reduced type of the autocast GEMMs), not 'f32'}}
+    bmb_exec.round_unit [@a] to f32
+    return
+  }
+}

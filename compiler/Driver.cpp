@@ -563,21 +563,6 @@ int bmb::driverMain(int argc, char **argv) {
                       "in fp64 (precision = fp64); build it with --target=host\n";
       return kExitNotImplemented;
     }
-    // ZeRO-3 runs on the GPU (NCCL's allGatherv), but its bf16/fp16 weight
-    // copy is converted from whole params on the device
-    // (refresh_low_params): refused here whatever bmb-zero allows.
-    bool zero3 = false;
-    module->walk([&](mlir::bmb::exec::GatherUnitOp) { zero3 = true; });
-    for (auto program : module->getOps<mlir::bmb::exec::ProgramOp>()) {
-      auto precision = program->getAttrOfType<mlir::StringAttr>("precision");
-      if (zero3 && precision) {
-        llvm::errs() << "bmbc: error: the cuda target has no zero = 3 with precision = "
-                     << precision.getValue()
-                     << " yet (the device's reduced-precision weight copy is made from whole "
-                        "params); use zero = 2, precision = fp32, or --target=host\n";
-        return kExitNotImplemented;
-      }
-    }
     // Prefix tuning's attention has host implementations only
     // (bmrt::attention_prefix_*): refused here, not left to nvcc's link.
     bool prefix = false;

@@ -173,26 +173,28 @@ TEST(CudaBuffers, AZero3RankPlansItsPartitionOfTheParamsAndTheirStaging) {
   EXPECT_EQ(roles[6].bytes, 48u);
 }
 
-// The device's bf16/fp16 weight copy converts the whole group from the
-// params; a zero = 3 rank holds its partition only, so the conversion is
-// refused (bmbc refuses the job first; this guards the runtime) before any
-// device work.
-TEST(CudaApi, TheLowPrecisionCopyOfPartitionedParamsIsRefused) {
+// Under zero = 3 a rank holds its partition only: the device's bf16/fp16
+// weight copy follows the param staging, rounded unit by unit after each
+// gather (round_unit), so the whole-group refresh does nothing there (no
+// device is touched), and round_unit refuses a program whose staging or copy
+// the app did not allocate before any device work.
+TEST(CudaApi, ZeroThreeRoundsEachGatheredUnitInsteadOfTheWholeGroup) {
   bmrt::TrainInfo train = {};
   train.precision = "bf16";
+  train.zeroStage = 3;
   train.groupElems = 16;
+  train.paramStagingBytes = 48;
+  EXPECT_EQ(bmrt::low_param_bytes(train), 24);
   bmrt::Buffers buf;
-  uint16_t low[16];
-  buf.lowParams = low;
   buf.part.begin = buf.part.paramsFrom = 8;
   buf.part.end = 16;
   buf.part.size = buf.part.paramElems = 8;
   buf.part.total = 16;
-  Context ctx; // no device: the refusal comes first
-  EXPECT_EQ(errorOf([&] { bmrt::refresh_low_params(ctx, buf, train); }),
-            "refresh_low_params: zero = 3 with precision = bf16 is not implemented on the cuda "
-            "backend (the params hold only this rank's partition); use zero = 2, or build it "
-            "with --target=host");
+  Context ctx; // no device: nothing may reach one
+  EXPECT_EQ(errorOf([&] { bmrt::refresh_low_params(ctx, buf, train); }), "");
+  EXPECT_EQ(errorOf([&] { bmrt::round_unit(ctx, bmrt::LowPrecision::BF16, buf, 0, 4); }),
+            "round_unit: this zero = 3 bf16/fp16 program needs Buffers::paramStaging and "
+            "Buffers::lowParams, which the app did not allocate");
 }
 
 // offload = optimizer: the optimizer state is pinned host memory that

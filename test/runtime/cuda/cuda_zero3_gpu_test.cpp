@@ -5,12 +5,14 @@
 // param staging on the compute stream before the all-gather is issued
 // (gather_unit), the two slots of wait_unit / prefetch_unit with the held
 // request, and the optimizer step writing a partition at params[e -
-// paramsFrom]. A communicator of 3 ranks (this one rank 1) records what is
+// paramsFrom], and round_unit's 16-bit copy of a gathered unit (bf16/fp16
+// jobs). A communicator of 3 ranks (this one rank 1) records what is
 // gathered and moves nothing, as the host's partition_test does; the same
 // unit and partition give the host test's expected elements.
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/comm.h"
+#include "bmrt/lowp.h"
 #include "bmrt/training.h"
 #include "cuda/device.h"
 
@@ -181,6 +183,34 @@ TEST_F(Zero3Gpu, TheUpdateWritesThePartitionAtParamsFrom) {
   const std::vector<float> ws = w2.get(dev_->compute), ps = w3.get(dev_->compute);
   for (int i = 0; i < 64; ++i)
     EXPECT_EQ(ps[(size_t)i], ws[(size_t)(64 + i)]) << "param " << 64 + i << " (sgd)";
+}
+
+// zero = 3 with bf16/fp16: round_unit rounds elements [at, at + n) of the
+// param staging into the 16-bit copy at the same elements, bit for bit the
+// host's to_bf16 / to_fp16 (the shared element functions), and touches
+// nothing outside the range.
+TEST_F(Zero3Gpu, RoundUnitRoundsTheRangeOfTheStagingOnly) {
+  std::vector<float> staged(96);
+  std::mt19937 rng(11);
+  std::normal_distribution<float> dist(0.f, 3.f);
+  for (auto &x : staged)
+    x = dist(rng);
+  for (LowPrecision p : {LowPrecision::BF16, LowPrecision::FP16}) {
+    DeviceVector<float> dstaging(staged);
+    DeviceVector<uint16_t> dlow(std::vector<uint16_t>(96, 0xabcd));
+    Buffers b;
+    b.paramStaging = dstaging.p;
+    b.lowParams = dlow.p;
+    round_unit(ctx, p, b, 20, 50);
+    const std::vector<uint16_t> low = dlow.get(dev_->compute);
+    for (int i = 0; i < 96; ++i) {
+      const float x = staged[(size_t)i];
+      const uint16_t want = i < 20 || i >= 70 ? (uint16_t)0xabcd
+                            : p == LowPrecision::BF16 ? to_bf16(x).bits
+                                                      : to_fp16(x).bits;
+      EXPECT_EQ(low[(size_t)i], want) << "element " << i;
+    }
+  }
 }
 
 } // namespace

@@ -91,6 +91,7 @@ JOBS = ["dist_z0", "dist_z1", "dist_z0_ckpt", "dist_z1_ckpt", "dist_z2", "dist_z
 # Jobs run at N = 2 only, to keep the suite's time.
 ONLY_TWO = ("dist_z2_ckpt", "dist_z3_ckpt")
 OVERLAP = "gradient all-reduce overlapped with the backward"
+AHEAD = "each layer's gradient reduce-scatter overlapped with the next layer's backward"
 VOCAB = 512
 STEPS = 20
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
@@ -209,6 +210,11 @@ def bitwise(d):
                 d.f.check(overlapped == job.startswith("dist_z0"),
                           "%s on %d ranks: the banner %s '%s'" %
                           (job, n, "lacks" if not overlapped else "has", OVERLAP))
+                # ZeRO-2 and 3 keep each layer's reduce-scatter in flight.
+                ahead = AHEAD in harness.text(p.stderr)
+                d.f.check(ahead == job.startswith(("dist_z2", "dist_z3")),
+                          "%s on %d ranks: the banner %s '%s'" %
+                          (job, n, "lacks" if not ahead else "has", AHEAD))
             # ZeRO-3 on 2 ranks: the params are the partition (81920 of the
             # 136960 elements, 0.31 MiB) plus the staging (the embeddings and
             # two layer slots, 0.52 MiB), the gradients the partition and
@@ -249,9 +255,11 @@ def bitwise(d):
     d.same("dist_z3 --no-overlap on 2 ranks vs one process --accum 2", ref2, (l, o))
     # ZeRO-2 waiting for each layer's reduce-scatter at once instead of
     # during the next layer's backward: the same bits.
-    l, o, _ = d.run("dist_z2-np2-no-overlap", "dist_z2", 2, "--accum", "1", "--no-overlap",
+    l, o, p = d.run("dist_z2-np2-no-overlap", "dist_z2", 2, "--accum", "1", "--no-overlap",
                     "--steps", str(STEPS))
     d.same("dist_z2 --no-overlap on 2 ranks vs one process --accum 2", ref2, (l, o))
+    if p is not None:
+        d.f.check(AHEAD not in harness.text(p.stderr), "dist_z2 --no-overlap still overlaps")
     # 4 layers: layers 1 and 0 write the slots whose reduce-scatters
     # (layers 3 and 2) are finished at the start of their iterations. One
     # process of ZeRO-2 without the look-ahead is the reference (the path

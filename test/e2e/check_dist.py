@@ -38,7 +38,8 @@ random ids written here, runs with --deterministic and one thread per rank
            ahead (the default) give the bits of --no-overlap (each waited
            for at once): dist_z2 at N = 2, and dist_z2_deep (4 layers, so
            the two gradient slots are reused inside the loop) at N = 2
-           with one and with two micro-batches per rank.
+           with one and with two micro-batches per rank; dist_z3_deep (the
+           same under ZeRO-3, both look-aheads) at N = 2.
   resize   a ZeRO-1 run on 2 ranks saved at step 10 (one optimizer file per
            rank) resumed by one process (--accum 2 implied), the same for
            ZeRO-2 and ZeRO-3 (their files are ZeRO-1's; ZeRO-3's model
@@ -270,6 +271,9 @@ def bitwise(d):
                  "--steps", str(STEPS))[:2]
     l, o, _ = d.run("deep-np2", "dist_z2_deep", 2, "--accum", "1", "--steps", str(STEPS))
     d.same("dist_z2_deep on 2 ranks vs one process --accum 2 --no-overlap", deep, (l, o))
+    l, o, _ = d.run("deep-z3-np2", "dist_z3_deep", 2, "--accum", "1", "--steps", str(STEPS))
+    d.same("dist_z3_deep on 2 ranks vs dist_z2_deep, one process --accum 2 --no-overlap",
+           deep, (l, o))
     deep4 = d.run("deep-np2-accum2-no-overlap", "dist_z2_deep", 2, "--accum", "2",
                   "--no-overlap", "--steps", str(STEPS))[:2]
     l, o, _ = d.run("deep-np2-accum2", "dist_z2_deep", 2, "--accum", "2", "--steps", str(STEPS))

@@ -55,7 +55,7 @@ void Emitter::emitHeader() {
      << "// in one allocation per role (params, state, activations) at the offsets\n"
      << "// of the compiler's memory plan.\n"
      << "#include \"bmrt/bmrt.h\"\n"
-     << (train ? "#include \"bmrt/comm.h\"\n#include \"bmrt/kernels_backward.h\"\n#include \"bmrt/lowp.h\"\n#include \"bmrt/offload.h\"\n#include \"bmrt/training.h\"\n#include \"bmrt/tuning.h\"\n" : "")
+     << (train ? "#include \"bmrt/comm.h\"\n#include \"bmrt/kernels_backward.h\"\n#include \"bmrt/lowp.h\"\n#include \"bmrt/offload.h\"\n#include \"bmrt/training.h\"\n#include \"bmrt/tuning.h\"\n#include \"bmrt/zero2_ahead.h\"\n" : "")
      << "\n"
      << "namespace {\n\nusing namespace bmrt;\n\n";
 }

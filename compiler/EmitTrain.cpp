@@ -64,6 +64,16 @@ bool Emitter::stagesGrads() {
   return train && trainInt(train, "zero_stage") >= 2;
 }
 
+int64_t Emitter::gradSlotStrideElems(Operation *at) {
+  auto stride = program->getAttrOfType<IntegerAttr>("grad_slot_stride");
+  if (!stride) {
+    error(at, "emission: the zero = 2 or 3 program has no grad_slot_stride (run "
+              "bmb-plan-memory)");
+    return -1;
+  }
+  return stride.getInt() / (gradType() == "double" ? 8 : 4);
+}
+
 bool Emitter::stagesParams() {
   auto train = program->getAttrOfType<DictionaryAttr>("train");
   return train && trainInt(train, "zero_stage") == 3;
@@ -164,8 +174,17 @@ bool Emitter::emitTrainOp(Operation *op) {
   };
   if (auto g = dyn_cast<GradRefOp>(op)) {
     std::string base = "G." + cIdent(g.getParam());
-    // zero = 2 and 3: every layer's gradient is staged in the same place.
-    names[g.getResult()] = g.getLayer() && !stagesGrads() ? "(" + base + " + " + name(g.getLayer()) + " * " +
+    // zero = 2 and 3: a layer's gradient is staged in slot layer % 2 of
+    // two, grad_slot_stride bytes apart (bmb_exec.reduce_scatter_ahead).
+    if (g.getLayer() && stagesGrads()) {
+      int64_t stride = gradSlotStrideElems(op);
+      if (stride < 0)
+        return true;
+      names[g.getResult()] = "(" + base + " + (" + name(g.getLayer()) + ") % 2 * " +
+                             std::to_string(stride) + ")";
+      return true;
+    }
+    names[g.getResult()] = g.getLayer() ? "(" + base + " + " + name(g.getLayer()) + " * " +
                                               layerStrideElems(g.getParamAttr()) + ")"
                                         : base;
     return true;
@@ -620,6 +639,32 @@ bool Emitter::emitTrainOp(Operation *op) {
        << ">(ctx, buf, " << unitArgs(u, r.getLayer()) << ");\n";
     return true;
   }
+  // ZeRO-2's layers, one ahead: two slots, grad_slot_stride bytes apart.
+  auto gradSlotArgs = [&](Operation *at, ArrayAttr params, Value layer, std::string &out) {
+    StagedUnit u;
+    if (!stagedUnit(at, params, layer, u))
+      return false;
+    int64_t stride = gradSlotStrideElems(at);
+    if (stride < 0)
+      return false;
+    out = std::to_string(u.stagingAt) + ", " + std::to_string(stride) + ", " +
+          std::to_string(u.first) + " + " + name(layer) + " * " + std::to_string(u.stride) +
+          ", " + std::to_string(u.end - u.first) + ", " + name(layer);
+    return true;
+  };
+  if (auto r = dyn_cast<ReduceScatterAheadOp>(op)) {
+    std::string args;
+    if (gradSlotArgs(op, r.getParams(), r.getLayer(), args))
+      os << in << "reduce_scatter_ahead<" << gradType() << ">(ctx, buf, " << args
+         << ", args.reduceScatterAhead);\n";
+    return true;
+  }
+  if (auto w = dyn_cast<WaitUnitGradsOp>(op)) {
+    std::string args;
+    if (gradSlotArgs(op, w.getParams(), w.getLayer(), args))
+      os << in << "wait_unit_grads<" << gradType() << ">(ctx, buf, " << args << ");\n";
+    return true;
+  }
   if (auto a = dyn_cast<AddUnitGradsOp>(op)) {
     StagedUnit u;
     if (!stagedUnit(op, a.getParams(), a.getLayer(), u))
@@ -770,7 +815,7 @@ void Emitter::emitTrainTables(ArrayRef<func::FuncOp> entries) {
      << (program->getAttrOfType<IntegerAttr>("grad_staging_bytes")
              ? program->getAttrOfType<IntegerAttr>("grad_staging_bytes").getInt()
              : 0)
-     << ", // zero = 2 and 3: bytes of the gradient staging (one unit at a time)\n"
+     << ", // zero = 2 and 3: bytes of the gradient staging (unit 0, two layer slots)\n"
      << "  " << trainNum(train, "min_lr") << ", // the schedule's min_lr\n"
      << "  " << (offloadChunk ? "true" : "false") << ", " << offloadChunk
      << ", // offload = optimizer, elements per chunk\n"
@@ -779,6 +824,11 @@ void Emitter::emitTrainTables(ArrayRef<func::FuncOp> entries) {
              ? program->getAttrOfType<IntegerAttr>("param_staging_bytes").getInt()
              : 0)
      << ", // zero = 3: bytes of the param staging (one unit at a time)\n"
+     << "  "
+     << (program->getAttrOfType<IntegerAttr>("grad_slot_stride")
+             ? program->getAttrOfType<IntegerAttr>("grad_slot_stride").getInt()
+             : 0)
+     << ", // zero = 2 and 3: bytes between a layer's two gradient slots\n"
      << "};\n\n";
   bool tune = program->hasAttr("tune");
   if (tune)

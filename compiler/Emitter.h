@@ -207,6 +207,9 @@ private:
   bool stagesGrads();
   /// zero = 3: the entries read the trainable params from the param staging.
   bool stagesParams();
+  /// zero = 2 and 3: grad_slot_stride in gradient elements; -1 (reported at
+  /// `at`) when bmb-plan-memory did not set it.
+  int64_t gradSlotStrideElems(Operation *at);
   /// The C++ element type of every gradient (one type per program: the
   /// whole-allocation ops need it).
   std::string gradType();

@@ -148,6 +148,16 @@ private:
   Value lossBuffer;          // the per-row losses of the loss op
   Value gradNorm;            // optimizer_step: the norm before clipping
   SmallVector<Value> pendingRequests; // optimizer_step: issued, not yet waited
+  /// forward_backward under zero = 2: the repeats' layer units whose last
+  /// reduce-scatters are still in flight after their reverse loop.
+  struct LayersInFlight {
+    ArrayAttr params;
+    int64_t count;
+    Location loc;
+  };
+  SmallVector<LayersInFlight> layersInFlight;
+  LogicalResult lowerLayerReduceScatter(GradReduceScatterUnitOp r);
+  void finishLayerReduceScatters(Location loc);
   void finishGradientCollectives(Location loc);
   DenseSet<Operation *> fusedAccumulates; // grad_accumulates a producer did
   LogicalResult lowerTrainInputs();

@@ -160,6 +160,42 @@ void EntryLowering::finishGradientCollectives(Location loc) {
   b.create<ex::SetStepArgOp>(loc, b.getStringAttr("grad_norm"), gradNorm);
 }
 
+/// ZeRO-2's layer of a reverse repeat, one layer of look-ahead
+/// (bmrt/zero2_ahead.h): the iteration of layer %l first finishes the
+/// reduce-scatter of layer %l + 2, the last one to use slot %l % 2 that the
+/// layer's backward is about to write; it ends by issuing its own, left in
+/// flight while layer %l - 1's backward writes the other slot.
+LogicalResult EntryLowering::lowerLayerReduceScatter(GradReduceScatterUnitOp r) {
+  RepeatOp repeat = getInductionVarOwner(r.getLayer());
+  if (!repeat.getReverse())
+    return r.emitError("a layer's gradient reduce-scatter belongs in the backward's reverse "
+                       "repeat");
+  Location loc = r.getLoc();
+  Value layer = lookup(r.getLayer());
+  {
+    // Right after the iteration's layer index: before anything of the
+    // layer's backward (and before ZeRO-3's gather of its params, which
+    // the previous iteration issued after this reduce-scatter).
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointAfterValue(layer);
+    Value two = b.create<arith::ConstantIndexOp>(loc, 2);
+    Value previous = b.create<arith::AddIOp>(loc, layer, two);
+    b.create<ex::WaitUnitGradsOp>(loc, r.getParamsAttr(), previous);
+  }
+  b.create<ex::ReduceScatterAheadOp>(loc, r.getParamsAttr(), layer);
+  layersInFlight.push_back({r.getParamsAttr(), (int64_t)repeat.getCount(), loc});
+  return success();
+}
+
+/// After the reverse loops: the last two layers' reduce-scatters (layers 1
+/// and 0, in issue order) are the ones no iteration finished.
+void EntryLowering::finishLayerReduceScatters(Location loc) {
+  for (const LayersInFlight &f : layersInFlight)
+    for (int64_t l = std::min<int64_t>(f.count, 2) - 1; l >= 0; --l)
+      b.create<ex::WaitUnitGradsOp>(f.loc, f.params, b.create<arith::ConstantIndexOp>(loc, l));
+  layersInFlight.clear();
+}
+
 LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
   if (LogicalResult r = lowerTuneOp(op, handled); failed(r) || handled)
     return r;
@@ -221,13 +257,16 @@ LogicalResult EntryLowering::lowerTrainOp(Operation *op, bool &handled) {
     return success();
   }
   if (auto r = dyn_cast<GradReduceScatterUnitOp>(op)) {
-    // ZeRO-2: the unit's staged gradients, summed over ranks into the
-    // rank's partition, before the backward stages the next unit there.
-    Value layer = r.getLayer() ? lookup(r.getLayer()) : Value();
+    if (r.getLayer())
+      return lowerLayerReduceScatter(r);
+    // ZeRO-2's unit 0 (the params outside repeats, staged for the whole
+    // backward): the layers' reduce-scatters still in flight are finished
+    // first, then the unit is summed over ranks into the rank's partition.
+    finishLayerReduceScatters(r.getLoc());
     auto issue = b.create<ex::ReduceScatterUnitOp>(r.getLoc(), requestType(), r.getParamsAttr(),
-                                                   layer);
+                                                   Value());
     b.create<ex::WaitOp>(r.getLoc(), issue);
-    b.create<ex::AddUnitGradsOp>(r.getLoc(), r.getParamsAttr(), layer);
+    b.create<ex::AddUnitGradsOp>(r.getLoc(), r.getParamsAttr(), Value());
     return success();
   }
   if (auto r = dyn_cast<GradReduceScatterOp>(op)) {
@@ -598,6 +637,7 @@ LogicalResult EntryLowering::lowerTrainReturn(func::ReturnOp ret) {
       return ret.emitError("the tune output '") << name << "' must be a buffer of its own";
     b.create<ex::OutputOp>(ret.getLoc(), b.getStringAttr(name), buf, b.getI64IntegerAttr(-1));
   }
+  finishLayerReduceScatters(ret.getLoc()); // zero = 2 without a unit 0
   if (source.getName() == "optimizer_step") {
     finishGradientCollectives(ret.getLoc());
     b.create<ex::ZeroGradsOp>(ret.getLoc());

@@ -249,7 +249,10 @@ def VerifyAsyncPass : Pass<"bmb-verify-async", "::mlir::ModuleOp"> {
     For every `bmb_exec` collective: it is waited on exactly once, later in
     the same block, and no op in between (nested regions included) reads or
     writes the role it owns (the gradients, or the trainable params for the
-    all-gather). Changes nothing.
+    all-gather). zero = 2's layer reduce-scatters left in flight across
+    iterations (`reduce_scatter_ahead` ... `wait_unit_grads`) are followed
+    trip by trip: no write of their slot, no read of the partition and no
+    end of the entry while one is in flight. Changes nothing.
   }];
 }
 

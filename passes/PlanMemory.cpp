@@ -25,9 +25,11 @@
 // partition's chunk of `partition_align` elements is also the unit of the
 // deterministic gradient norm. zero = 2 programs also get a staging
 // allocation (`grad_staging_bytes`, each param's `staging_offset`): the
-// params outside repeats and one layer of each repeat, where the backward
-// writes a unit's gradients before they are reduce-scattered into the
-// partition. zero = 3 programs get a param staging (`param_staging_bytes`),
+// params outside repeats and two slots for the layers of each repeat
+// (`grad_slot_stride` bytes apart), where the backward writes a unit's
+// gradients before they are reduce-scattered into the partition: layer l
+// writes slot l % 2 while layer l + 1's reduce-scatter is in flight from
+// the other. zero = 3 programs get a param staging (`param_staging_bytes`),
 // where each unit's params are gathered from the ranks' partitions and
 // read: the same layout, then a second slot for every repeat's layer, the
 // same layout again `param_slot_stride` bytes further on (layer l reads
@@ -281,8 +283,15 @@ struct PlanMemoryPass : mlir::bmb::impl::PlanMemoryPassBase<PlanMemoryPass> {
         for (int64_t bound : unitBounds)
           units.push_back(bound / elemBytes);
         program->setAttr("group_units", b.getDenseI64ArrayAttr(units));
-        if (staged)
-          program->setAttr("grad_staging_bytes", b.getI64IntegerAttr(stagingBytes));
+        // zero = 2 and 3: every repeat's layer has two slots, the layout of
+        // the first (after unit 0) again `grad_slot_stride` bytes on: layer
+        // l writes slot l % 2 while layer l + 1's reduce-scatter is still in
+        // flight from the other (bmb_exec.reduce_scatter_ahead).
+        const int64_t layerSlots = stagingBytes - unitBounds[1];
+        if (staged) {
+          program->setAttr("grad_staging_bytes", b.getI64IntegerAttr(stagingBytes + layerSlots));
+          program->setAttr("grad_slot_stride", b.getI64IntegerAttr(layerSlots));
+        }
         // offload = optimizer (bmb-offload-optimizer): the optimizer state
         // is a host role of four slots (m, v, the fp32 master, the gradient
         // staging; bmrt/offload.h), none of it in the device's memory.
@@ -291,7 +300,6 @@ struct PlanMemoryPass : mlir::bmb::impl::PlanMemoryPassBase<PlanMemoryPass> {
         if (offloaded)
           program->setAttr("offload_state_bytes", b.getI64IntegerAttr(4 * grads));
         if (stage && stage.getInt() == 3) {
-          const int64_t layerSlots = stagingBytes - unitBounds[1];
           program->setAttr("param_staging_bytes",
                            b.getI64IntegerAttr(stagingBytes + layerSlots));
           program->setAttr("param_slot_stride", b.getI64IntegerAttr(layerSlots));

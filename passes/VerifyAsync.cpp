@@ -39,6 +39,14 @@
 // the layer next to the one its wait_unit fetched (%i + 1 or %i - 1): the
 // other of the two slots, which no read of the iteration touches.
 //
+// zero = 2's layer reduce-scatters stay in flight across loop iterations
+// (bmb_exec.reduce_scatter_ahead, finished by wait_unit_grads of the same
+// layer), so they too are followed in program order, each loop over the
+// layers run trip by trip (verifyAhead): no write of a gradient slot
+// (grad_ref of the layer l % 2 shares with the one in flight), no second
+// reduce-scatter from it, and no read of the partition, nor the entry's
+// end, while one is in flight.
+//
 //===----------------------------------------------------------------------===//
 #include "dialects/BmbExec/BmbExecOps.h"
 #include "passes/Passes.h"
@@ -46,6 +54,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 
 namespace mlir::bmb {
@@ -79,7 +88,7 @@ Role ownedBy(Operation *op) {
 bool touches(Operation *op, Role role) {
   if (role == Role::Grads)
     return isa<GradRefOp, GradNormOp, ClipGradsOp, AdamWUpdateOp, SGDUpdateOp, ZeroGradsOp,
-               AddUnitGradsOp, OffloadGradsOutOp>(op);
+               AddUnitGradsOp, OffloadGradsOutOp, ReduceScatterAheadOp, WaitUnitGradsOp>(op);
   return isa<ParamRefOp, AdamWUpdateOp, SGDUpdateOp, RoundUnitOp>(op);
 }
 
@@ -179,6 +188,8 @@ struct VerifyAsyncPass : mlir::bmb::impl::VerifyAsyncPassBase<VerifyAsyncPass> {
         ok = false;
       if (failed(verifyGathered(f)))
         ok = false;
+      if (failed(verifyAhead(f)))
+        ok = false;
     });
     if (!ok)
       signalPassFailure();
@@ -277,6 +288,170 @@ struct VerifyAsyncPass : mlir::bmb::impl::VerifyAsyncPassBase<VerifyAsyncPass> {
       return WalkResult::advance();
     });
     return failure(r.wasInterrupted());
+  }
+
+  /// zero = 2's layer reduce-scatters left in flight
+  /// (bmb_exec.reduce_scatter_ahead of layer l from slot l % 2, finished by
+  /// wait_unit_grads of layer l), followed through the entry in program
+  /// order with the loops over the layers run trip by trip: no gradient of
+  /// a unit may be written in a slot whose reduce-scatter is in flight, no
+  /// reduce-scatter issued into such a slot, and nothing may read the
+  /// partition (nor the entry end) while any is.
+  struct Ahead {
+    Operation *issue;
+    ArrayAttr params;
+    int64_t layer;
+  };
+
+  LogicalResult verifyAhead(func::FuncOp f) {
+    bool any = false;
+    f.walk([&](ReduceScatterAheadOp) { any = true; });
+    if (!any)
+      return success();
+    AheadState state;
+    return runAhead(f.getBody().front(), state);
+  }
+
+  struct AheadState {
+    SmallVector<Ahead> inFlight;
+    DenseMap<Value, int64_t> trip; // a loop's induction variable -> this trip's value
+  };
+
+  /// A layer index at this trip: a * iv + b, iv the trip's value.
+  static FailureOr<int64_t> layerAt(Operation *op, Value v, const AheadState &state) {
+    Linear l = linearIndex(v);
+    if (l.ok && !l.iv)
+      return l.b;
+    if (l.ok && state.trip.count(l.iv))
+      return l.a * state.trip.lookup(l.iv) + l.b;
+    return op->emitError("bmb-verify-async: cannot follow this layer index through the loop "
+                         "over the layers (zero = 2's reduce-scatters in flight are checked "
+                         "trip by trip)");
+  }
+
+  /// Ops that read the rank's partition of the gradients (the entry's end
+  /// hands it to the next entry).
+  static bool readsPartition(Operation *op) {
+    return isa<GradNormOp, ClipGradsOp, AdamWUpdateOp, SGDUpdateOp, ZeroGradsOp,
+               OffloadGradsOutOp, AllReduceGradsOp, ReduceScatterGradsOp, func::ReturnOp>(op);
+  }
+
+  static bool namesParam(ArrayAttr params, StringRef name) {
+    return llvm::any_of(params,
+                        [&](Attribute a) { return cast<FlatSymbolRefAttr>(a).getValue() == name; });
+  }
+
+  LogicalResult runAhead(Block &block, AheadState &state) {
+    for (Operation &op : block) {
+      if (auto loop = dyn_cast<scf::ForOp>(op)) {
+        bool relevant = false;
+        loop.walk([&](Operation *inner) {
+          if (isa<ReduceScatterAheadOp, WaitUnitGradsOp, GradRefOp>(inner) ||
+              readsPartition(inner))
+            relevant = true;
+        });
+        if (!relevant)
+          continue;
+        std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()),
+                               ub = getConstantIntValue(loop.getUpperBound()),
+                               step = getConstantIntValue(loop.getStep());
+        if (!lb || !ub || !step || *step <= 0)
+          return loop.emitError("bmb-verify-async: zero = 2's reduce-scatters in flight are "
+                                "checked trip by trip; this loop's bounds are not constant");
+        for (int64_t j = *lb; j < *ub; j += *step) {
+          state.trip[loop.getInductionVar()] = j;
+          if (failed(runAhead(*loop.getBody(), state)))
+            return failure();
+        }
+        state.trip.erase(loop.getInductionVar());
+        continue;
+      }
+      for (Region &r : op.getRegions())
+        for (Block &inner : r)
+          if (failed(runAhead(inner, state)))
+            return failure();
+      if (failed(stepAhead(&op, state)))
+        return failure();
+    }
+    return success();
+  }
+
+  LogicalResult stepAhead(Operation *op, AheadState &state) {
+    auto inFlightNote = [](InFlightDiagnostic &d, const Ahead &a) {
+      d.attachNote(a.issue->getLoc()) << "the reduce-scatter, issued here (layer " << a.layer
+                                      << ")";
+    };
+    if (auto r = dyn_cast<ReduceScatterAheadOp>(op)) {
+      FailureOr<int64_t> l = layerAt(op, r.getLayer(), state);
+      if (failed(l))
+        return failure();
+      for (const Ahead &a : state.inFlight)
+        if (a.params == r.getParams() && a.layer % 2 == *l % 2) {
+          InFlightDiagnostic d = r.emitError("bmb-verify-async: issues layer ")
+                                 << *l << "'s reduce-scatter from slot " << *l % 2
+                                 << " while layer " << a.layer
+                                 << "'s from the same slot is in flight";
+          inFlightNote(d, a);
+          return failure();
+        }
+      state.inFlight.push_back({op, r.getParams(), *l});
+      return success();
+    }
+    if (auto w = dyn_cast<WaitUnitGradsOp>(op)) {
+      FailureOr<int64_t> l = layerAt(op, w.getLayer(), state);
+      if (failed(l))
+        return failure();
+      for (auto *it = state.inFlight.begin(); it != state.inFlight.end(); ++it) {
+        if (it->params != w.getParams() || it->layer % 2 != *l % 2)
+          continue;
+        if (it->layer != *l) {
+          InFlightDiagnostic d = w.emitError("bmb-verify-async: waits for layer ")
+                                 << *l << "'s reduce-scatter, but slot " << *l % 2
+                                 << " holds layer " << it->layer << "'s";
+          inFlightNote(d, *it);
+          return failure();
+        }
+        state.inFlight.erase(it);
+        break;
+      }
+      return success();
+    }
+    if (auto g = dyn_cast<GradRefOp>(op)) {
+      for (const Ahead &a : state.inFlight) {
+        if (!namesParam(a.params, g.getParam()))
+          continue;
+        int64_t l = -1;
+        if (g.getLayer()) {
+          FailureOr<int64_t> at = layerAt(op, g.getLayer(), state);
+          if (failed(at))
+            return failure();
+          l = *at;
+          if (l % 2 != a.layer % 2)
+            continue;
+        }
+        InFlightDiagnostic d = g.emitError("bmb-verify-async: writes @")
+                               << g.getParam() << "'s gradient slot " << a.layer % 2
+                               << " while layer " << a.layer
+                               << "'s reduce-scatter from it is in flight (finish it first: "
+                                  "bmb_exec.wait_unit_grads)";
+        inFlightNote(d, a);
+        return failure();
+      }
+      return success();
+    }
+    if (readsPartition(op) && !state.inFlight.empty()) {
+      const Ahead &a = state.inFlight.front();
+      InFlightDiagnostic d =
+          isa<func::ReturnOp>(op)
+              ? op->emitError("bmb-verify-async: the entry ends while layer ")
+                    << a.layer
+                    << "'s reduce-scatter is in flight (the partition is read after it)"
+              : op->emitError("bmb-verify-async: reads the gradient partition while layer ")
+                    << a.layer << "'s reduce-scatter into it is in flight";
+      inFlightNote(d, a);
+      return failure();
+    }
+    return success();
   }
 
   /// Whether `defer` hands over layer 0 of params that all have one layer:

@@ -19,9 +19,11 @@
 // all-reduces of the backward (end of each reverse repeat iteration, and
 // the params outside repeats at the end) become
 //   bmb.grad_reduce_scatter_unit [...] layer %i
-// which the lowering turns into a reduce-scatter with per-rank counts of a
-// one-unit staging buffer (the unit meets each rank's partition in a piece
-// of its own length) and an add of the rank's piece into its partition.
+// which the lowering turns into a reduce-scatter with per-rank counts of the
+// unit's staging buffer (the unit meets each rank's partition in a piece of
+// its own length) and an add of the rank's piece into its partition; a
+// layer's goes one layer ahead, in flight through the next layer's
+// backward from one of two slots (LowerTrain.cpp).
 // @optimizer_step then has nothing to reduce: clip, update the partition,
 // all-gather the params as in stage 1.
 //

@@ -150,6 +150,50 @@ def BmbExec_AddUnitGradsOp : BmbExec_Op<"add_unit_grads"> {
   let assemblyFormat = "$params (`layer` $layer^)? attr-dict";
 }
 
+def BmbExec_ReduceScatterAheadOp : BmbExec_Op<"reduce_scatter_ahead"> {
+  let summary = "ZeRO-2: issues layer %layer's reduce-scatter from its slot and leaves it in flight";
+  let description = [{
+    At the end of a reverse repeat iteration of a zero = 2 or 3 program,
+    after layer `%layer`'s backward wrote its gradients into its slot of
+    the gradient staging (slot layer % 2 of the repeat's two): issues the
+    reduce-scatter of that slot (as `bmb_exec.reduce_scatter_unit`) and
+    leaves it on the communicator (Comm::hold), so it travels while the
+    next layer's backward writes the other slot. `bmb_exec.wait_unit_grads`
+    of the same layer waits for it and adds the rank's piece into its
+    partition (bmrt::reduce_scatter_ahead). With StepArgs::reduceScatterAhead
+    false (`--no-overlap`) it waits and adds at once: the same sums.
+
+    Until that wait nothing may write the slot or read the partition
+    (bmb-verify-async).
+
+    ```mlir
+    bmb_exec.reduce_scatter_ahead [@h.fc.w, @h.fc.b] layer %l
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$params, Index:$layer);
+  let assemblyFormat = "$params `layer` $layer attr-dict";
+}
+
+def BmbExec_WaitUnitGradsOp : BmbExec_Op<"wait_unit_grads"> {
+  let summary = "ZeRO-2: finishes layer %layer's reduce-scatter, if one is in flight";
+  let description = [{
+    Waits for the reduce-scatter of layer `%layer` that
+    `bmb_exec.reduce_scatter_ahead` left in flight, adds the rank's piece
+    of the sum into its partition of the gradients and zeroes the slot
+    (bmrt::wait_unit_grads); does nothing when none is in flight (a layer
+    outside the loop, or `--no-overlap`). At the start of the reverse
+    iteration of layer %l it finishes layer %l + 2, which used the slot
+    layer %l is about to write; after the loop, the last two layers.
+
+    ```mlir
+    %n = arith.addi %l, %c2 : index
+    bmb_exec.wait_unit_grads [@h.fc.w, @h.fc.b] layer %n
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$params, Index:$layer);
+  let assemblyFormat = "$params `layer` $layer attr-dict";
+}
+
 def BmbExec_GatherUnitOp : BmbExec_Op<"gather_unit"> {
   let summary = "ZeRO-3: issues the all-gather of one unit's params into the staging (Comm::allGatherv)";
   let description = [{

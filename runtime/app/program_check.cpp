@@ -83,7 +83,8 @@ static void checkTrainProgram(const ProgramInfo &p) {
     checkTrainTensor(p, *e, e->outputs, e->numOutputs, "losses", lossType, rows);
   }
   if (t.groupElems < 0 || t.partitionAlign < 1 || t.zeroStage < 0 || t.zeroStage > 3 ||
-      (t.zeroStage >= 2) != (t.gradStagingBytes > 0) || t.gradStagingBytes > t.gradBytes ||
+      (t.zeroStage >= 2) != (t.gradStagingBytes > 0) || t.gradSlotStride < 0 ||
+      t.gradStagingBytes > t.gradBytes + t.gradSlotStride ||
       (t.zeroStage == 3) != (t.paramStagingBytes > 0) ||
       t.paramStagingBytes < (t.zeroStage == 3 ? t.gradStagingBytes : 0) ||
       t.groupParamOffset < 0 || t.groupParamOffset + t.gradBytes > p.paramBytes ||

@@ -252,8 +252,10 @@ void printTrainHelp(FILE *out, const char *argv0, const ProgramInfo &p) {
   std::fprintf(out,
                "  --no-overlap         reduce the gradients at the optimizer step, not layer "
                "by layer\n"
-               "                       during the backward (zero = 0; the same sums); zero = 3:\n"
-               "                       gather each layer's params when it starts, not ahead\n");
+               "                       during the backward (zero = 0; the same sums); zero = 2\n"
+               "                       and 3: wait for each layer's reduce-scatter at once, not\n"
+               "                       during the next layer's backward; zero = 3: gather each\n"
+               "                       layer's params when it starts, not ahead\n");
   std::fprintf(out,
                "  --comm-timeout S     a collective that takes longer stops the run "
                "(default 300)\n");

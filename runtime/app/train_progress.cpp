@@ -67,7 +67,10 @@ void printTrainBanner(FILE *out, const ProgramInfo &p, const BannerInfo &b) {
                  : t.zeroStage      ? "this rank updates"
                                    : "every rank updates",
                  (long long)b.part.begin, (long long)b.part.end, (long long)t.groupElems,
-                 b.overlapGrads ? "; gradient all-reduce overlapped with the backward" : "");
+                 b.overlapGrads         ? "; gradient all-reduce overlapped with the backward"
+                 : b.reduceScatterAhead ? "; each layer's gradient reduce-scatter overlapped "
+                                          "with the next layer's backward"
+                                        : "");
   std::fprintf(out,
                "batch %lld x seq %lld, %lld micro-batch%s per step and rank (%lld tokens per "
                "step), %d thread%s\n",

@@ -31,6 +31,8 @@ struct BannerInfo {
   std::string comm = "single";
   bool deterministic = false;
   bool overlapGrads = false;        // gradient all-reduces go out during the backward
+  bool reduceScatterAhead = false;  // zero = 2 and 3: each layer's reduce-scatter in flight
+                                    // through the next layer's backward
   Partition part;
   std::array<int64_t, 3> bufferBytes = {0, 0, 0}; // params, grads, optimizer state
   double lossScale = 0;             // fp16: the loss scale the run starts with

@@ -411,6 +411,7 @@ int TrainRun::run() {
   banner.deterministic = comm_->deterministic();
   banner.overlapGrads = overlapsGradients(train_, comm_->size(), accum_, flags_.deterministic,
                                           !flags_.noOverlap);
+  banner.reduceScatterAhead = train_.zeroStage >= 2 && comm_->size() > 1 && !flags_.noOverlap;
   banner.part = buf.part;
   banner.bufferBytes = {mem_->bytes(0), mem_->bytes(3), mem_->bytes(4)};
   banner.lowParamBytes = mem_->bytes(5);

@@ -152,6 +152,7 @@ double TrainStepper::forwardBackward(int64_t step, TokenBatches &data) {
     args.microStep = rank * accum_ + m;
     args.overlapGrads = overlapped_ && m + 1 == accum_;
     args.prefetchParams = overlapAllowed_; // zero = 3's look-ahead, unless --no-overlap
+    args.reduceScatterAhead = overlapAllowed_; // zero = 2's and 3's, likewise
     t.forwardBackward.fn(ctx_, buf_, args);
     if (!sum_.empty())
       foldMicroBatch(m);

@@ -34,7 +34,12 @@ random ids written here, runs with --deterministic and one thread per rank
            bitwise dist_z2 (both are the reference's bits, at N = 1, 2, 4;
            dist_z3_ckpt at N = 2, and over TCP at N = 2), with its
            look-ahead (the next layer gathered into the other slot) and
-           without it (--no-overlap).
+           without it (--no-overlap). ZeRO-2's reduce-scatters one layer
+           ahead (the default) give the bits of --no-overlap (each waited
+           for at once): dist_z2 at N = 2, and dist_z2_deep (4 layers, so
+           the two gradient slots are reused inside the loop) at N = 2
+           with one and with two micro-batches per rank; dist_z3_deep (the
+           same under ZeRO-3, both look-aheads) at N = 2.
   resize   a ZeRO-1 run on 2 ranks saved at step 10 (one optimizer file per
            rank) resumed by one process (--accum 2 implied), the same for
            ZeRO-2 and ZeRO-3 (their files are ZeRO-1's; ZeRO-3's model
@@ -87,6 +92,7 @@ JOBS = ["dist_z0", "dist_z1", "dist_z0_ckpt", "dist_z1_ckpt", "dist_z2", "dist_z
 # Jobs run at N = 2 only, to keep the suite's time.
 ONLY_TWO = ("dist_z2_ckpt", "dist_z3_ckpt")
 OVERLAP = "gradient all-reduce overlapped with the backward"
+AHEAD = "each layer's gradient reduce-scatter overlapped with the next layer's backward"
 VOCAB = 512
 STEPS = 20
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
@@ -205,23 +211,29 @@ def bitwise(d):
                 d.f.check(overlapped == job.startswith("dist_z0"),
                           "%s on %d ranks: the banner %s '%s'" %
                           (job, n, "lacks" if not overlapped else "has", OVERLAP))
+                # ZeRO-2 and 3 keep each layer's reduce-scatter in flight.
+                ahead = AHEAD in harness.text(p.stderr)
+                d.f.check(ahead == job.startswith(("dist_z2", "dist_z3")),
+                          "%s on %d ranks: the banner %s '%s'" %
+                          (job, n, "lacks" if not ahead else "has", AHEAD))
             # ZeRO-3 on 2 ranks: the params are the partition (81920 of the
             # 136960 elements, 0.31 MiB) plus the staging (the embeddings and
             # two layer slots, 0.52 MiB), the gradients the partition and
-            # their staging (the embeddings and one layer, 0.33 MiB).
+            # their staging (the same layout: two slots, one for the layer
+            # whose reduce-scatter is in flight).
             if p is not None and job == "dist_z3" and n == 2:
                 banner = harness.text(p.stderr)
                 want = ("memory: params 0.31 MiB (+ 0.52 MiB staging), "
-                        "grads 0.31 MiB (+ 0.33 MiB staging)")
+                        "grads 0.31 MiB (+ 0.52 MiB staging)")
                 d.f.check(want in banner and "zero = 3: this rank holds the params and "
                           "gradients of and updates [0, 81920)" in banner,
                           "dist_z3 on 2 ranks: the banner lacks '%s':\n%s"
                           % (want, harness.tail(banner)))
     # --info names ZeRO-3's staging (the embeddings, and two layer slots for
-    # the params, one for the gradients).
+    # the params and for the gradients).
     p = subprocess.run([d.exe("dist_z3"), "--info"], capture_output=True, env=d.env, timeout=60)
     want = ("zero = 3: on N ranks each holds 1/N of the trainable params and grads, plus "
-            "0.52 MiB of param staging and 0.33 MiB of gradient staging")
+            "0.52 MiB of param staging and 0.52 MiB of gradient staging")
     d.f.check(p.returncode == 0 and want in harness.text(p.stdout),
               "dist_z3 --info lacks '%s':\n%s" % (want, harness.tail(p.stdout)))
     # A LoRA under ZeRO-1: the group fits in rank 0's partition (the other
@@ -242,6 +254,30 @@ def bitwise(d):
     l, o, _ = d.run("dist_z3-np2-no-overlap", "dist_z3", 2, "--accum", "1", "--no-overlap",
                     "--steps", str(STEPS))
     d.same("dist_z3 --no-overlap on 2 ranks vs one process --accum 2", ref2, (l, o))
+    # ZeRO-2 waiting for each layer's reduce-scatter at once instead of
+    # during the next layer's backward: the same bits.
+    l, o, p = d.run("dist_z2-np2-no-overlap", "dist_z2", 2, "--accum", "1", "--no-overlap",
+                    "--steps", str(STEPS))
+    d.same("dist_z2 --no-overlap on 2 ranks vs one process --accum 2", ref2, (l, o))
+    if p is not None:
+        d.f.check(AHEAD not in harness.text(p.stderr), "dist_z2 --no-overlap still overlaps")
+    # 4 layers: layers 1 and 0 write the slots whose reduce-scatters
+    # (layers 3 and 2) are finished at the start of their iterations. One
+    # process of ZeRO-2 without the look-ahead is the reference (the path
+    # dist_z2 --accum 2 is dist_z0's bits on); 2 ranks with one micro-batch
+    # each, and with two (several adds into the partition per step, the
+    # look-ahead against --no-overlap), give the same bits.
+    deep = d.run("deep-np1-accum2", "dist_z2_deep", 0, "--accum", "2", "--no-overlap",
+                 "--steps", str(STEPS))[:2]
+    l, o, _ = d.run("deep-np2", "dist_z2_deep", 2, "--accum", "1", "--steps", str(STEPS))
+    d.same("dist_z2_deep on 2 ranks vs one process --accum 2 --no-overlap", deep, (l, o))
+    l, o, _ = d.run("deep-z3-np2", "dist_z3_deep", 2, "--accum", "1", "--steps", str(STEPS))
+    d.same("dist_z3_deep on 2 ranks vs dist_z2_deep, one process --accum 2 --no-overlap",
+           deep, (l, o))
+    deep4 = d.run("deep-np2-accum2-no-overlap", "dist_z2_deep", 2, "--accum", "2",
+                  "--no-overlap", "--steps", str(STEPS))[:2]
+    l, o, _ = d.run("deep-np2-accum2", "dist_z2_deep", 2, "--accum", "2", "--steps", str(STEPS))
+    d.same("dist_z2_deep, 2 ranks x accum 2 vs the same with --no-overlap", deep4, (l, o))
     # torchrun-style launch (the TCP backend): one process per rank.
     ref = d.run("ref-accum2b", "dist_z0", 0, "--accum", "2", "--steps", str(STEPS))[:2]
     l, o = d.run_tcp("dist_z1-tcp2", "dist_z1", 2, "--accum", "1", "--steps", str(STEPS))

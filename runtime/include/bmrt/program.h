@@ -238,6 +238,11 @@ struct StepArgs {
   // gather ahead, into the other slot (bmb_exec.prefetch_unit); false
   // (--no-overlap): every layer is gathered when its iteration starts.
   bool prefetchParams = true;
+  // zero = 2 and 3 programs: each layer's gradient reduce-scatter stays in
+  // flight through the next layer's backward (bmb_exec.reduce_scatter_ahead,
+  // bmrt/zero2_ahead.h); false (--no-overlap): waited for at once. The
+  // same sums either way.
+  bool reduceScatterAhead = true;
 };
 
 /// A training entry. Inputs/outputs live in the activations allocation at
@@ -319,7 +324,8 @@ struct TrainInfo {
   bool overlapGrads = false;
   // zero = 2 (zeroStage 2: gradients partitioned too): bytes of the staging
   // allocation the backward writes each unit's gradients into (unit 0 and
-  // one layer of each repeat; Buffers::gradStaging).
+  // two slots for the layers of each repeat, gradSlotStride bytes apart;
+  // Buffers::gradStaging).
   int64_t gradStagingBytes = 0;
   // The schedule's floor (a job's `min_lr`, an absolute learning rate):
   // linear and cosine decay to it instead of 0 (lr_multiplier's minRate).
@@ -333,6 +339,10 @@ struct TrainInfo {
   // zero = 3 (params partitioned too): bytes of the param staging (the
   // layout of gradStagingBytes; Buffers::paramStaging).
   int64_t paramStagingBytes = 0;
+  // zero = 2 and 3: bytes from a layer's first gradient slot to its second
+  // (layer l writes slot l % 2 while layer l + 1's reduce-scatter is in
+  // flight from the other; bmrt/zero2_ahead.h).
+  int64_t gradSlotStride = 0;
 };
 
 //===----------------------------------------------------------------------===//

@@ -4,6 +4,7 @@
 // partitions equal one call over the whole group, bit for bit.
 #include "bmrt/comm.h"
 #include "bmrt/training.h"
+#include "bmrt/zero2_ahead.h"
 
 #include <gtest/gtest.h>
 
@@ -378,5 +379,82 @@ TEST(Partition, LayerSlotsAlternateAndThePrefetchIsTakenByTheWait) {
     FAIL() << "waiting for layer 0 with layer 1's gather held must fail";
   } catch (const Error &e) {
     EXPECT_NE(std::string(e.what()).find("is for 1, not 0"), std::string::npos) << e.what();
+  }
+}
+
+// ZeRO-2's gradient slots (bmrt/zero2_ahead.h): layer l's reduce-scatter is
+// issued from slot l % 2 (stagingAt + (l % 2) * slotStride) and, ahead,
+// held: the partition is unchanged until wait_unit_grads of that layer
+// takes it, waits, adds the piece and zeroes the slot. A wait with nothing
+// held does nothing; not ahead (--no-overlap), the add happens at once; a
+// held reduce-scatter of another layer than the one waited for fails.
+TEST(Partition, GradientSlotsAlternateAndTheHeldReduceScatterIsFinishedByItsWait) {
+  TrainInfo t = groupOf(180, 64, 2);
+  struct CountingComm final : Comm {
+    std::vector<void *> scatters;
+    int waits = 0;
+    int rank() const override { return 0; }
+    int size() const override { return 1; }
+    const char *backend() const override { return "counting"; }
+    bool deterministic() const override { return true; }
+    CommHandle allReduce(void *, int64_t, DType) override { return {}; }
+    CommHandle reduceScatter(void *, int64_t, DType) override { return {}; }
+    CommHandle allGather(void *, int64_t, DType) override { return {}; }
+    CommHandle reduceScatterv(void *buf, const int64_t *, DType) override {
+      scatters.push_back(buf);
+      return {(int64_t)scatters.size()};
+    }
+    CommHandle broadcast(void *, int64_t, DType, int) override { return {}; }
+    void wait(CommHandle) override { ++waits; }
+    void barrier() override {}
+  } comm;
+  Context ctx;
+  ctx.comm = &comm;
+  std::vector<float> grads(180, 0.f), staging(100, 0.f);
+  Buffers b;
+  b.grads = grads.data();
+  b.gradStaging = staging.data();
+  b.part = partitionOf(t, 0, 1);
+  // Units of 20 elements from element 60 (layer l at 60 + 20 l), staged at
+  // element 10, slots 30 apart: layer 1 in slot 1 (element 40).
+  for (int i = 0; i < 20; ++i)
+    staging[(size_t)(40 + i)] = 1.f + (float)i;
+  wait_unit_grads<float>(ctx, b, 10, 30, 120, 20, 3); // nothing held in slot 1 yet
+  EXPECT_EQ(comm.waits, 0);
+  reduce_scatter_ahead<float>(ctx, b, 10, 30, 80, 20, 1, /*ahead=*/true);
+  ASSERT_EQ(comm.scatters.size(), 1u);
+  EXPECT_EQ(comm.scatters[0], (void *)(staging.data() + 40));
+  EXPECT_EQ(comm.waits, 0) << "held, not waited for";
+  EXPECT_EQ(grads[80], 0.f) << "the partition is untouched while the reduce-scatter is held";
+  wait_unit_grads<float>(ctx, b, 10, 30, 80, 20, 1);
+  EXPECT_EQ(comm.waits, 1);
+  for (int i = 0; i < 20; ++i)
+    EXPECT_EQ(grads[(size_t)(80 + i)], 1.f + (float)i) << "grads[" << 80 + i << "]";
+  for (float x : staging)
+    EXPECT_EQ(x, 0.f);
+  wait_unit_grads<float>(ctx, b, 10, 30, 80, 20, 1); // taken already: nothing
+  EXPECT_EQ(comm.waits, 1);
+  // Not ahead: waited for and added at once, from slot 0 for layer 2.
+  staging[10] = 5.f;
+  reduce_scatter_ahead<float>(ctx, b, 10, 30, 100, 20, 2, /*ahead=*/false);
+  EXPECT_EQ(comm.scatters.back(), (void *)(staging.data() + 10));
+  EXPECT_EQ(comm.waits, 2);
+  EXPECT_EQ(grads[100], 5.f);
+  EXPECT_EQ(staging[10], 0.f);
+  // Layer 2's held in slot 0; waiting for layer 0 there is a bmbc bug.
+  reduce_scatter_ahead<float>(ctx, b, 10, 30, 100, 20, 2, /*ahead=*/true);
+  try {
+    wait_unit_grads<float>(ctx, b, 10, 30, 60, 20, 0);
+    FAIL() << "waiting for layer 0 with layer 2's reduce-scatter held must fail";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("is for 2, not 0"), std::string::npos) << e.what();
+  }
+  // A second reduce-scatter into a slot whose first is still held fails too.
+  try {
+    reduce_scatter_ahead<float>(ctx, b, 10, 30, 60, 20, 0, /*ahead=*/true);
+    FAIL() << "holding two reduce-scatters of one slot must fail";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("already holds one for 2"), std::string::npos)
+        << e.what();
   }
 }

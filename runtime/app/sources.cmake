@@ -11,6 +11,7 @@ bmrt_add_component(app_common
   ${CMAKE_CURRENT_LIST_DIR}/delta_set.cpp
   ${CMAKE_CURRENT_LIST_DIR}/encode.cpp
   ${CMAKE_CURRENT_LIST_DIR}/flags.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gathered_params.cpp
   ${CMAKE_CURRENT_LIST_DIR}/generate.cpp
   ${CMAKE_CURRENT_LIST_DIR}/infer_run.cpp
   ${CMAKE_CURRENT_LIST_DIR}/info.cpp
@@ -31,7 +32,6 @@ bmrt_add_component(app_common
   ${CMAKE_CURRENT_LIST_DIR}/train_progress.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_run.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_step.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/whole_params.cpp
 )
 # app: the host backend: its memory (mmap'ed roles: buffers, host_*memory),
 # the infer and train mains (threads, openComm), and the tune executable

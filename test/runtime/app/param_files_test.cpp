@@ -6,8 +6,8 @@
 // file too; loading a file into a rank's partition leaves exactly that
 // rank's cut of the whole params. At 1, 2 and 4 ranks, the ranks being
 // threads over an in-process communicator (ThreadComm below). And a
-// truncated, corrupt or inconsistent file still fails with its message
-// when a rank reads only its partition.
+// truncated, corrupt or mistyped file still fails with its message on
+// every rank, though a rank reads only its partition.
 #include "app/gathered_params.h"
 #include "app/kept_params.h"
 #include "bmrt/checkpoint.h"
@@ -299,6 +299,19 @@ TEST_F(ParamFiles, BadFilesFailOnEveryRank) {
     std::ofstream(dir + "/corrupt.safetensors", std::ios::binary) << corrupt;
     for (int rank = 0; rank < 4; ++rank)
       EXPECT_HAS(loadError(dir + "/corrupt.safetensors", rank, 4), "exceeds the file size");
+  }
+  // ln_f.bias stored as I32 (same size, so the header stays valid): every
+  // rank refuses it, also those whose partition does not meet ln_f.b.
+  {
+    std::string integer = bytes;
+    const std::string key = "\"transformer.ln_f.bias\":{\"dtype\":\"F32\"";
+    const size_t at = integer.find(key);
+    ASSERT_NE(at, std::string::npos);
+    integer.replace(at + key.size() - 4, 3, "I32");
+    std::ofstream(dir + "/integer.safetensors", std::ios::binary) << integer;
+    for (int rank = 0; rank < 4; ++rank)
+      EXPECT_HAS(loadError(dir + "/integer.safetensors", rank, 4),
+                 "tensor 'transformer.ln_f.bias' has dtype I32, but ln_f.b is F32");
   }
   // The tied lm_head.weight differs from wte in the last element: the rank
   // holding that element of wte says so (at resume the ranks then agree to

@@ -30,12 +30,14 @@ const uint8_t *GatheredParams::slice(const ParamInfo &p, int64_t layer,
   const int64_t first = layer >= 0 ? layer : 0, layers = layer >= 0 ? 1 : paramLayers(p);
   const DType dtype = groupDType(program_);
   const char *partition = (const char *)host_.params + train.groupParamOffset;
-  scratch.resize((size_t)(layers * slice));
+  // The writer keeps every layer of the slice; the others only pass their
+  // pieces on, through one layer's buffer.
+  scratch.resize((size_t)((writes() ? layers : 1) * slice));
   for (int64_t l = 0; l < layers; ++l) {
     const int64_t at = (p.gradOffset + (first + l) * stride) / elem, n = slice / elem;
     const std::vector<int64_t> counts =
         unitCounts("saving a checkpoint", host_, comm_.size(), at, n);
-    uint8_t *dst = scratch.data() + l * slice;
+    uint8_t *dst = scratch.data() + (writes() ? l * slice : 0);
     int64_t lo, hi;
     if (clipToPartition(host_, at, n, lo, hi))
       std::memcpy(dst + (lo - at) * elem, partition + (lo - host_.part.paramsFrom) * elem,
@@ -44,7 +46,7 @@ const uint8_t *GatheredParams::slice(const ParamInfo &p, int64_t layer,
       continue;
     comm_.wait(comm_.allGatherv(dst, counts.data(), dtype));
   }
-  return scratch.data();
+  return writes() ? scratch.data() : nullptr;
 }
 
 } // namespace bmrt

@@ -7,9 +7,10 @@
 // of their pieces of it, in place: the pieces of a slice of the group lie
 // back to back in rank order, as Comm::allGatherv wants them), and rank 0
 // writes it. So the most a save holds beside the partition is the largest
-// tensor of the file (GPT-2 small's tied embedding, 147 MiB), on each rank,
-// for the length of its gather. Frozen params are whole on every rank and
-// need no gather; without partitioned params nothing is gathered at all.
+// tensor of the file on rank 0 and the largest single layer of a param on
+// the others (for GPT-2 small both are the tied embedding, 147 MiB), for
+// the length of its gather. Frozen params are whole on every rank and need
+// no gather; without partitioned params nothing is gathered at all.
 //
 //===----------------------------------------------------------------------===//
 #ifndef BMRT_APP_GATHERED_PARAMS_H

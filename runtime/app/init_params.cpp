@@ -124,4 +124,10 @@ void initDeltaParams(const ProgramInfo &program, void *params, uint64_t seed) {
   initSome(program, seed, true, intoParams(params));
 }
 
+void initKeptDeltaParams(const ProgramInfo &program, const Buffers &host, uint64_t seed) {
+  initSome(program, seed, true, [&](const ParamInfo &p, const uint8_t *whole) {
+    keepParam(program, host, p, whole);
+  });
+}
+
 } // namespace bmrt

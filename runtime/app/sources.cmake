@@ -12,6 +12,7 @@ bmrt_add_component(app_common
   ${CMAKE_CURRENT_LIST_DIR}/delta_set.cpp
   ${CMAKE_CURRENT_LIST_DIR}/encode.cpp
   ${CMAKE_CURRENT_LIST_DIR}/flags.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gathered_params.cpp
   ${CMAKE_CURRENT_LIST_DIR}/generate.cpp
   ${CMAKE_CURRENT_LIST_DIR}/infer_run.cpp
   ${CMAKE_CURRENT_LIST_DIR}/info.cpp
@@ -38,7 +39,6 @@ bmrt_add_component(app_common
   ${CMAKE_CURRENT_LIST_DIR}/tune_flags.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tune_metrics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tune_run.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/whole_params.cpp
 )
 # app: the host backend: its memory (mmap'ed roles: buffers, host_*memory),
 # the infer, train and tune mains (threads, openComm).

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "app/train_checkpoint.h"
 
+#include "app/gathered_params.h"
+#include "app/kept_params.h"
 #include "app/tensors.h"
 #include "bmrt/checkpoint.h"
 #include "bmrt/comm.h"
@@ -248,8 +250,12 @@ std::string saveTrainCheckpoint(const std::string &dir, const ProgramInfo &progr
   if (partitioned)
     saveOptimizerPartition((out / optimizerPartitionFile(comm.rank(), comm.size())).string(),
                            program, buf);
-  if (lead) {
-    saveCheckpoint((out / "model.safetensors").string(), program, buf.params,
+  // The params files are whole. Under zero = 3 every rank takes part in
+  // them, each trainable param gathered in turn (app/gathered_params.h);
+  // otherwise rank 0 holds them all.
+  if (lead || paramsPartitioned(program, buf)) {
+    GatheredParams params(program, buf, comm);
+    saveCheckpoint((out / "model.safetensors").string(), program, params,
                    modelMapName(program));
     // A partly frozen model (delta tuning) also gets its trained tensors
     // alone, pinned to the frozen backbone (io/delta_checkpoint.cpp).
@@ -257,7 +263,9 @@ std::string saveTrainCheckpoint(const std::string &dir, const ProgramInfo &progr
     for (int k = 0; k < program.numParams; ++k)
       anyFrozen |= !isDeltaTensor(program.params[k]);
     if (anyFrozen)
-      saveDeltaCheckpoint((out / "delta.safetensors").string(), program, buf.params);
+      saveDeltaCheckpoint((out / "delta.safetensors").string(), program, params);
+  }
+  if (lead) {
     if (!partitioned)
       saveOptimizerState((out / "optimizer.safetensors").string(), program, buf);
     if (!tokenizerDir.empty())
@@ -278,7 +286,7 @@ std::string saveTrainCheckpoint(const std::string &dir, const ProgramInfo &progr
 }
 
 std::optional<ResumePoint> loadResumePoint(const std::string &dir, const ProgramInfo &program,
-                                           const Buffers &buf, FILE *notes) {
+                                           const Buffers &buf, FILE *notes, Comm &comm) {
   std::vector<std::string> candidates;
   std::string latestNote;
   const fs::path latest = fs::path(dir) / kLatest;
@@ -298,6 +306,7 @@ std::optional<ResumePoint> loadResumePoint(const std::string &dir, const Program
   std::string skipped = latestNote; // why the first choice was not taken
   for (size_t i = 0; i < candidates.size(); ++i) {
     const std::string &path = candidates[i];
+    bool voted = false;
     try {
       if (!fs::exists(path))
         fail("it does not exist");
@@ -308,7 +317,8 @@ std::optional<ResumePoint> loadResumePoint(const std::string &dir, const Program
         throw std::invalid_argument(path + " is a checkpoint of model '" + s.model +
                                     "' (job " + s.job + ") with another parameter table, not " +
                                     program.model + "'s");
-      loadCheckpoint((fs::path(path) / "model.safetensors").string(), program, buf.params);
+      loadCheckpoint((fs::path(path) / "model.safetensors").string(), program,
+                     KeptParams(program, buf));
       if (s.partitionSize > 0) {
         // Partition files are ranges of the group in its order of then: a
         // complete checkpoint this build cannot continue (not skipped).
@@ -326,6 +336,12 @@ std::optional<ResumePoint> loadResumePoint(const std::string &dir, const Program
       } else {
         loadOptimizerState((fs::path(path) / "optimizer.safetensors").string(), program, buf);
       }
+      // Under zero = 3 each rank read its own part of the params; a value
+      // only one rank checks (a tied tensor) may fail there alone. The
+      // ranks agree before any of them takes the checkpoint.
+      voted = true;
+      if (comm.max(0.0) != 0)
+        fail("another rank could not load it");
       if (!skipped.empty())
         std::fprintf(notes, "note: resuming from %s, the newest complete checkpoint (%s)\n",
                      path.c_str(), skipped.c_str());
@@ -333,6 +349,8 @@ std::optional<ResumePoint> loadResumePoint(const std::string &dir, const Program
     } catch (const std::invalid_argument &e) {
       fail(e.what());
     } catch (const Error &e) {
+      if (!voted)
+        comm.max(1.0); // this rank's vote against it
       std::fprintf(notes, "warning: skipping checkpoint %s: %s\n", path.c_str(), e.what());
       if (skipped.empty())
         skipped = (i == 0 && fs::exists(latest) ? "latest pointed at " : "skipped ") + path +

@@ -65,24 +65,29 @@ struct TrainerState {
 uint64_t paramTableHash(const ProgramInfo &program);
 
 /// Writes DIR/step-N (see above), then DIR/latest, then prunes to `keep`;
-/// returns the checkpoint's directory. Every rank of `comm` calls it: each
-/// writes its optimizer-state partition (ZeRO) and rank 0 the rest, and
-/// trainer_state.json only once all parts are on disk.
+/// returns the checkpoint's directory. Every rank of `comm` calls it with
+/// its host() buffers: each writes its optimizer-state partition (ZeRO) and
+/// rank 0 the rest (under zero = 3 from params gathered one at a time,
+/// app/gathered_params.h), and trainer_state.json only once all parts are
+/// on disk.
 std::string saveTrainCheckpoint(const std::string &dir, const ProgramInfo &program,
                                 const Buffers &buf, TrainerState state,
                                 const std::string &tokenizerDir, int64_t keep, Comm &comm);
 
 /// Loads the checkpoint to resume from in DIR into params and optimizer state
 /// and returns its state and directory; none when DIR has no checkpoint.
-/// Fails on a checkpoint of another model (param table hash) rather than
-/// falling back. Skipped checkpoints are reported on `notes` (each rank
+/// Under zero = 3 each rank reads only the params it holds, into its
+/// partition (app/kept_params.h). Fails on a checkpoint of another model
+/// (param table hash) rather than falling back. Every rank of `comm` calls
+/// it and they take the same checkpoint: one that fails to load on any rank
+/// is skipped by all. Skipped checkpoints are reported on `notes` (each rank
 /// reads them; only rank 0 says so on stderr).
 struct ResumePoint {
   std::string path;
   TrainerState state;
 };
 std::optional<ResumePoint> loadResumePoint(const std::string &dir, const ProgramInfo &program,
-                                           const Buffers &buf, FILE *notes);
+                                           const Buffers &buf, FILE *notes, Comm &comm);
 
 /// --dump-grads: every param's gradient as a safetensors file, laid out like
 /// the params (Hugging Face names when the program has an "hf" map); frozen

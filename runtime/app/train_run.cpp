@@ -27,7 +27,6 @@
 #include "app/train_flags.h"
 #include "app/train_progress.h"
 #include "app/train_step.h"
-#include "app/whole_params.h"
 #include "bmrt/checkpoint.h"
 #include "bmrt/comm.h"
 #include "bmrt/lowp.h"
@@ -240,15 +239,12 @@ void TrainRun::openData() {
 }
 
 int TrainRun::evalOnly() {
-  LoadReport r;
-  {
-    WholeParams whole(program_, mem_->host()); // zero = 3: the files hold whole params
-    initDeltaParams(program_, whole.data(), seed_);
-    r = loadCheckpoint(*flags_.load, program_, whole.data());
-    if (flags_.loadDelta)
-      loadDeltaCheckpoint(*flags_.loadDelta, program_, whole.data());
-    whole.keepPartition();
-  }
+  // zero = 3: straight into the rank's partition (kept_params.h).
+  const KeptParams params(program_, mem_->host());
+  initKeptDeltaParams(program_, mem_->host(), seed_);
+  LoadReport r = loadCheckpoint(*flags_.load, program_, params);
+  if (flags_.loadDelta)
+    loadDeltaCheckpoint(*flags_.loadDelta, program_, params);
   mem_->push(TrainMemory::kParams);
   refresh_low_params(ctx_, mem_->buffers(), train_); // mixed precision: the GEMMs' weight copy
   DataOptions o;
@@ -310,11 +306,9 @@ std::string TrainRun::save(int64_t step, double loss) {
     s.skippedSteps = scaler_->skippedSteps();
   }
   mem_->pull(TrainMemory::kParams | TrainMemory::kOptState);
-  // zero = 3: model.safetensors holds whole params, gathered from every
-  // rank's partition into a temporary for the save.
-  WholeParams whole(program_, mem_->host());
-  whole.gather(*comm_);
-  lastCheckpoint_ = saveTrainCheckpoint(*flags_.save, program_, whole.buffers(), s,
+  // zero = 3: model.safetensors holds whole params, gathered one at a time
+  // from the ranks' partitions (gathered_params.h).
+  lastCheckpoint_ = saveTrainCheckpoint(*flags_.save, program_, mem_->host(), s,
                                         data_.tokenizerDir, flags_.keep, *comm_);
   lastSavedStep_ = step;
   return lastCheckpoint_;
@@ -343,12 +337,12 @@ int TrainRun::run() {
   if (flags_.evalOnly)
     return evalOnly();
 
-  // zero = 3: the files see whole params, kept to the rank's partition once
-  // they are in place (whole_params.h; allocated only if a file is read).
-  std::optional<WholeParams> whole(std::in_place, program_, mem_->host());
+  // zero = 3: params from files and initializers go straight into the
+  // rank's partition (kept_params.h).
+  const KeptParams params(program_, mem_->host());
   std::optional<ResumePoint> resumed;
   if (flags_.resume) {
-    resumed = loadResumePoint(*flags_.save, program_, whole->buffers(), out_);
+    resumed = loadResumePoint(*flags_.save, program_, mem_->host(), out_, *comm_);
     if (!resumed)
       std::fprintf(out_, "note: --resume: no checkpoint in %s yet; starting afresh\n",
                    flags_.save->c_str());
@@ -362,26 +356,19 @@ int TrainRun::run() {
   } else if (flags_.load) {
     // Delta tuning: a backbone checkpoint lacks the deltas, which start
     // from their declared initializers.
-    initDeltaParams(program_, whole->data(), seed_);
-    LoadReport r = loadCheckpoint(*flags_.load, program_, whole->data());
+    initKeptDeltaParams(program_, mem_->host(), seed_);
+    LoadReport r = loadCheckpoint(*flags_.load, program_, params);
     start = "parameters from " + r.file + ", fresh optimizer";
     if (flags_.loadDelta) {
-      LoadReport d = loadDeltaCheckpoint(*flags_.loadDelta, program_, whole->data());
+      LoadReport d = loadDeltaCheckpoint(*flags_.loadDelta, program_, params);
       start += ", " + std::to_string(d.tensors) + " delta tensors from " + d.file;
     } else if (!r.freshDeltas.empty()) {
       start += ", " + std::to_string(r.freshDeltas.size()) + " fresh delta tensors";
     }
   } else {
-    // Param by param (kept_params.h). Not through `whole`: a --resume that
-    // found no checkpoint may have allocated it, and its keepPartition
-    // would then overwrite these params with its zeros.
-    whole.reset();
     initKeptParams(program_, mem_->host(), seed_);
     start = "fresh parameters (seed " + std::to_string(seed_) + ")";
   }
-  if (whole)
-    whole->keepPartition();
-  whole.reset(); // zero = 3: the temporary goes before the first step
   mem_->push(TrainMemory::kParams | TrainMemory::kOptState);
   // Mixed precision: the GEMMs read their weights from a reduced copy of
   // the params; TrainStepper refreshes it after every update.

@@ -3,22 +3,26 @@
 // Loading: open the files, pick the layout (our names, else the first name
 // map whose every non-tied tensor is present), then check everything that
 // can be checked before writing a byte of params: coverage of the layout,
-// tensors nobody uses, shapes. Only then are tensors converted and scattered.
-// (A dtype error found while reading can still leave params half-filled; the
-// caller treats any failure as fatal.)
+// tensors nobody uses, shapes, dtypes. Only then are tensors converted and
+// scattered into the pieces a ParamTarget holds (all of the params, or
+// under zero = 3 a rank's partition: it reads only what meets it). (An I64
+// element that does not fit an I32 param, found while reading, can still
+// leave params half-filled; the caller treats any failure as fatal.)
 //
-// Saving: the same bindings read in the other direction, streamed to an
-// atomic writer.
+// Saving: the same bindings read in the other direction, each tensor's
+// parts taken from a ParamSource in turn and streamed to an atomic writer.
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/checkpoint.h"
 
 #include "checkpoint_files.h"
 #include "layout.h"
+#include "param_slices.h"
 #include "safetensors.h"
 
 #include "bmrt/context.h"
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
@@ -113,33 +117,100 @@ void checkShape(const FileTensor &t, const SafetensorsFile &file, const Binding 
          shapeString(t.shape) + " (" + kOtherModel + ")");
 }
 
-// One tensor into its param slices. The common case (one part, no
-// transpose, its bytes back to back) converts straight into the params
-// allocation.
-void loadBinding(const Binding &b, const FileTensor &t, const SafetensorsFile &file,
-                 uint8_t *params, std::vector<uint8_t> &external,
-                 std::vector<uint8_t> &scratch) {
-  if (b.parts.size() == 1 && !b.transpose && isContiguous(b.parts[0])) {
-    file.read(t, b.dtype, params + b.parts[0].byteOffset, b.describe());
-    return;
-  }
-  external.resize((size_t)b.numel * paramDTypeSize(b.dtype));
-  file.read(t, b.dtype, external.data(), b.describe());
-  scatterToParams(b, external.data(), params, scratch);
+// Bytes [from, from + n) of a part (counted from the part's start in its
+// param's logical layout) against the pieces the target holds of them:
+// f(piece, offset of the piece from `from`).
+template <class F>
+void forEachHeldPiece(const ParamTarget &target, const ParamSlice &part, int64_t from,
+                      int64_t n, std::vector<ParamTarget::Piece> &pieces, F f) {
+  const int64_t start = partLogicalStart(part) + from;
+  target.held(*part.param, start, n, pieces);
+  for (const ParamTarget::Piece &piece : pieces)
+    f(piece, piece.from - start);
 }
 
-// A tied tensor present in the file must equal what its part holds already.
+bool holdsAny(const ParamTarget &target, const Binding &b,
+              std::vector<ParamTarget::Piece> &pieces) {
+  for (const ParamSlice &part : b.parts) {
+    target.held(*part.param, partLogicalStart(part), partLogicalBytes(part), pieces);
+    if (!pieces.empty())
+      return true;
+  }
+  return false;
+}
+
+// One tensor into the pieces of its param slices the target holds. The
+// common case (one part, no transpose) converts straight from the file into
+// them; otherwise the whole tensor goes through `external`.
+void loadBinding(const Binding &b, const FileTensor &t, const SafetensorsFile &file,
+                 const ParamTarget &target, std::vector<uint8_t> &external,
+                 std::vector<uint8_t> &scratch, std::vector<ParamTarget::Piece> &pieces) {
+  const int64_t elem = (int64_t)paramDTypeSize(b.dtype);
+  if (b.parts.size() == 1 && !b.transpose) {
+    const ParamSlice &part = b.parts[0];
+    forEachHeldPiece(target, part, 0, partLogicalBytes(part), pieces,
+                     [&](const ParamTarget::Piece &piece, int64_t at) {
+                       file.readRange(t, b.dtype, at / elem, piece.n / elem, piece.at,
+                                      b.describe());
+                     });
+    return;
+  }
+  if (!holdsAny(target, b, pieces))
+    return;
+  external.resize((size_t)b.numel * elem);
+  file.read(t, b.dtype, external.data(), b.describe());
+  scatterToParts(b, external.data(),
+                 [&](size_t k, int64_t from, int64_t n, const uint8_t *src) {
+                   forEachHeldPiece(target, b.parts[k], from, n, pieces,
+                                    [&](const ParamTarget::Piece &piece, int64_t at) {
+                                      memcpy(piece.at, src + at, (size_t)piece.n);
+                                    });
+                 },
+                 scratch);
+}
+
+[[noreturn]] void failTied(const Binding &b, const FileTensor &t, const SafetensorsFile &file) {
+  fail(file.path() + ": tensor '" + t.name + "' is declared tied to " + b.describe() +
+       ", but its values differ from the tensor that " + b.describe() + " was loaded from");
+}
+
+// A tied tensor present in the file must equal what its parts hold already
+// (the pieces this process holds: under zero = 3 the ranks check a part
+// each). One part, untransposed: compared in chunks, without a copy of
+// the tensor.
 void checkTied(const Binding &b, const FileTensor &t, const SafetensorsFile &file,
-               const uint8_t *params, std::vector<uint8_t> &external,
-               std::vector<uint8_t> &scratch) {
-  size_t bytes = (size_t)b.numel * paramDTypeSize(b.dtype);
-  std::vector<uint8_t> fromFile(bytes);
-  file.read(t, b.dtype, fromFile.data(), b.describe());
-  external.resize(bytes);
-  gatherFromParams(b, params, external.data(), scratch);
-  if (memcmp(fromFile.data(), external.data(), bytes) != 0)
-    fail(file.path() + ": tensor '" + t.name + "' is declared tied to " + b.describe() +
-         ", but its values differ from the tensor that " + b.describe() + " was loaded from");
+               const ParamTarget &target, std::vector<uint8_t> &external,
+               std::vector<uint8_t> &scratch, std::vector<ParamTarget::Piece> &pieces) {
+  const int64_t elem = (int64_t)paramDTypeSize(b.dtype);
+  if (b.parts.size() == 1 && !b.transpose) {
+    const int64_t chunk = (int64_t)1 << 20; // bytes per comparison
+    const ParamSlice &part = b.parts[0];
+    forEachHeldPiece(target, part, 0, partLogicalBytes(part), pieces,
+                     [&](const ParamTarget::Piece &piece, int64_t at) {
+                       for (int64_t x = 0; x < piece.n; x += chunk) {
+                         const int64_t n = std::min(chunk, piece.n - x);
+                         external.resize((size_t)n);
+                         file.readRange(t, b.dtype, (at + x) / elem, n / elem,
+                                        external.data(), b.describe());
+                         if (memcmp(external.data(), piece.at + x, (size_t)n) != 0)
+                           failTied(b, t, file);
+                       }
+                     });
+    return;
+  }
+  if (!holdsAny(target, b, pieces))
+    return;
+  external.resize((size_t)b.numel * elem);
+  file.read(t, b.dtype, external.data(), b.describe());
+  scatterToParts(b, external.data(),
+                 [&](size_t k, int64_t from, int64_t n, const uint8_t *src) {
+                   forEachHeldPiece(target, b.parts[k], from, n, pieces,
+                                    [&](const ParamTarget::Piece &piece, int64_t at) {
+                                      if (memcmp(piece.at, src + at, (size_t)piece.n) != 0)
+                                        failTied(b, t, file);
+                                    });
+                 },
+                 scratch);
 }
 
 const NameMap *findMap(const ProgramInfo &program, const std::string &name) {
@@ -151,7 +222,30 @@ const NameMap *findMap(const ProgramInfo &program, const std::string &name) {
 
 } // namespace
 
+void WholeParamsTarget::held(const ParamInfo &p, int64_t from, int64_t n,
+                             std::vector<Piece> &out) const {
+  out.clear();
+  forEachSlicePiece(p, from, n, [&](int64_t addr, int64_t logical, int64_t len) {
+    out.push_back({logical, len, params_ + p.offset + addr});
+  });
+}
+
+const uint8_t *WholeParamsSource::slice(const ParamInfo &p, int64_t layer,
+                                        std::vector<uint8_t> &scratch) {
+  if (layer >= 0)
+    return params_ + p.offset + layer * paramLayerStride(p);
+  if (paramLayers(p) <= 1 || paramLayerStride(p) == paramSliceBytes(p))
+    return params_ + p.offset; // the layers back to back
+  scratch = wholeParamOut(p, params_, p.offset);
+  return scratch.data();
+}
+
 LoadReport loadCheckpoint(const std::string &path, const ProgramInfo &program, void *params) {
+  return loadCheckpoint(path, program, WholeParamsTarget(params));
+}
+
+LoadReport loadCheckpoint(const std::string &path, const ProgramInfo &program,
+                          const ParamTarget &target) {
   CheckpointFiles cp = openCheckpoint(path);
   std::vector<Layout> layouts = candidateLayouts(program);
   const Layout *chosen = nullptr;
@@ -167,14 +261,19 @@ LoadReport loadCheckpoint(const std::string &path, const ProgramInfo &program, v
   checkNoUnexpected(path, *chosen, cp);
   for (const Binding &b : chosen->bindings) {
     const SafetensorsFile *file = nullptr;
-    if (const FileTensor *t = cp.find(b.external, &file))
+    if (const FileTensor *t = cp.find(b.external, &file)) {
       checkShape(*t, *file, b);
+      // Here, not while reading: under zero = 3 a rank reads only the
+      // tensors that meet its partition, and every rank must fail alike.
+      file->checkReadable(*t, b.dtype, b.describe());
+    }
   }
 
   LoadReport report;
   report.file = cp.describe();
   report.nameMap = chosen->name;
   std::vector<uint8_t> external, scratch;
+  std::vector<ParamTarget::Piece> pieces;
   for (const Binding &b : chosen->bindings) {
     const SafetensorsFile *file = nullptr;
     const FileTensor *t = cp.find(b.external, &file);
@@ -183,7 +282,7 @@ LoadReport loadCheckpoint(const std::string &path, const ProgramInfo &program, v
       continue;
     }
     if (!b.tied) {
-      loadBinding(b, *t, *file, (uint8_t *)params, external, scratch);
+      loadBinding(b, *t, *file, target, external, scratch, pieces);
       ++report.tensors;
     }
   }
@@ -192,7 +291,7 @@ LoadReport loadCheckpoint(const std::string &path, const ProgramInfo &program, v
     const SafetensorsFile *file = nullptr;
     const FileTensor *t = cp.find(b.external, &file);
     if (b.tied && t) {
-      checkTied(b, *t, *file, (const uint8_t *)params, external, scratch);
+      checkTied(b, *t, *file, target, external, scratch, pieces);
       ++report.tensors;
     }
   }
@@ -200,6 +299,12 @@ LoadReport loadCheckpoint(const std::string &path, const ProgramInfo &program, v
 }
 
 void saveCheckpoint(const std::string &file, const ProgramInfo &program, const void *params,
+                    const char *mapName) {
+  WholeParamsSource source(params);
+  saveCheckpoint(file, program, source, mapName);
+}
+
+void saveCheckpoint(const std::string &file, const ProgramInfo &program, ParamSource &source,
                     const char *mapName) {
   Layout layout;
   if (!mapName || !*mapName) {
@@ -218,19 +323,32 @@ void saveCheckpoint(const std::string &file, const ProgramInfo &program, const v
   checkCoverage(program, layout.bindings,
                 std::string("program '") + program.model + "': " + layout.title);
   std::unordered_map<std::string, bool> seen;
-  std::vector<OutTensor> out;
-  const uint8_t *base = (const uint8_t *)params;
-  for (const Binding &b : layout.bindings) {
+  for (const Binding &b : layout.bindings)
     if (!seen.emplace(b.external, true).second)
       fail(std::string("program '") + program.model + "': " + layout.title +
            " names tensor '" + b.external + "' twice");
+  if (!source.writes()) {
+    // The same slices in the same order as the writer (the gathers match).
+    std::vector<uint8_t> scratch;
+    for (const Binding &b : layout.bindings)
+      for (const ParamSlice &part : b.parts)
+        source.slice(*part.param, part.layer, scratch);
+    return;
+  }
+  std::vector<OutTensor> out;
+  for (const Binding &b : layout.bindings) {
     OutTensor t{b.external, b.dtype, b.fileShape, nullptr};
-    t.bytes = [&b, base](std::vector<uint8_t> &scratch) -> const void * {
-      if (b.parts.size() == 1 && !b.transpose && isContiguous(b.parts[0]))
-        return base + b.parts[0].byteOffset;
+    t.bytes = [&b, &source](std::vector<uint8_t> &scratch) -> const void * {
+      if (b.parts.size() == 1 && !b.transpose)
+        return source.slice(*b.parts[0].param, b.parts[0].layer, scratch);
+      // Several parts (q, k, v) or a transpose: each part, then the tensor.
+      std::vector<std::vector<uint8_t>> partScratch(b.parts.size());
+      std::vector<const uint8_t *> parts;
+      for (size_t k = 0; k < b.parts.size(); ++k)
+        parts.push_back(source.slice(*b.parts[k].param, b.parts[k].layer, partScratch[k]));
       std::vector<uint8_t> transposeTemp;
       scratch.resize((size_t)b.numel * paramDTypeSize(b.dtype));
-      gatherFromParams(b, base, scratch.data(), transposeTemp);
+      gatherFromParts(b, parts, scratch.data(), transposeTemp);
       return scratch.data();
     };
     out.push_back(std::move(t));

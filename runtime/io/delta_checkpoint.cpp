@@ -21,6 +21,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <set>
 
 namespace bmrt {
@@ -48,8 +49,40 @@ struct Hash {
   }
 };
 
+/// A whole param's bytes in its logical layout (a pointer into the params,
+/// or built in the scratch).
+using WholeParamFn =
+    std::function<const uint8_t *(const ParamInfo &p, std::vector<uint8_t> &scratch)>;
+
+WholeParamFn fromParams(const void *params) {
+  return [params](const ParamInfo &p, std::vector<uint8_t> &scratch) {
+    scratch = wholeParamOut(p, (const uint8_t *)params, p.offset);
+    return (const uint8_t *)scratch.data();
+  };
+}
+
+// The backbone is whole in every target (frozen params are not partitioned).
+WholeParamFn fromTarget(const ProgramInfo &program, const ParamTarget &target) {
+  return [&program, &target](const ParamInfo &p, std::vector<uint8_t> &scratch) {
+    const int64_t bytes = numel(p) * (int64_t)paramDTypeSize(p.dtype);
+    std::vector<ParamTarget::Piece> pieces;
+    target.held(p, 0, bytes, pieces);
+    scratch.resize((size_t)bytes);
+    int64_t covered = 0;
+    for (const ParamTarget::Piece &piece : pieces) {
+      memcpy(scratch.data() + piece.from, piece.at, (size_t)piece.n);
+      covered += piece.n;
+    }
+    if (covered != bytes)
+      fail(std::string("program '") + program.model + "': the backbone param '" + p.name +
+           "' is not held whole by this process (a bmrt bug: only trainable params are "
+           "partitioned)");
+    return (const uint8_t *)scratch.data();
+  };
+}
+
 /// The hash of the params not in `held`.
-std::string backboneHash(const ProgramInfo &program, const void *params,
+std::string backboneHash(const ProgramInfo &program, const WholeParamFn &whole,
                          const std::set<std::string> &held) {
   std::vector<const ParamInfo *> rest;
   for (int k = 0; k < program.numParams; ++k)
@@ -58,13 +91,13 @@ std::string backboneHash(const ProgramInfo &program, const void *params,
   std::sort(rest.begin(), rest.end(),
             [](const ParamInfo *a, const ParamInfo *b) { return strcmp(a->name, b->name) < 0; });
   Hash h;
+  std::vector<uint8_t> scratch;
   for (const ParamInfo *p : rest) {
     h.add(p->name, strlen(p->name) + 1);
     int32_t dtype = (int32_t)p->dtype;
     h.add(&dtype, sizeof dtype);
     h.add(p->shape, sizeof(int64_t) * (size_t)p->rank);
-    h.add(wholeParamOut(*p, (const uint8_t *)params, p->offset).data(),
-          (size_t)numel(*p) * paramDTypeSize(p->dtype));
+    h.add(whole(*p, scratch), (size_t)numel(*p) * paramDTypeSize(p->dtype));
   }
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016" PRIx64, h.h);
@@ -84,6 +117,12 @@ bool isDeltaTensor(const ParamInfo &p) { return p.delta || p.gradOffset >= 0; }
 
 int64_t saveDeltaCheckpoint(const std::string &file, const ProgramInfo &program,
                             const void *params) {
+  WholeParamsSource source(params);
+  return saveDeltaCheckpoint(file, program, source);
+}
+
+int64_t saveDeltaCheckpoint(const std::string &file, const ProgramInfo &program,
+                            ParamSource &source) {
   std::set<std::string> held;
   std::vector<OutTensor> out;
   int64_t bytes = 0;
@@ -93,18 +132,28 @@ int64_t saveDeltaCheckpoint(const std::string &file, const ProgramInfo &program,
       continue;
     held.insert(p.name);
     OutTensor t{p.name, p.dtype, std::vector<int64_t>(p.shape, p.shape + p.rank), nullptr};
-    // Contiguous in the file; a trainable stacked param's layers are a unit
-    // apart in the params (param_slices.h).
+    // Contiguous in the file, whatever the layout of the params
+    // (param_slices.h) or the partition that holds them (zero = 3).
     const ParamInfo *param = &p;
-    t.bytes = [param, params](std::vector<uint8_t> &scratch) -> const void * {
-      scratch = wholeParamOut(*param, (const uint8_t *)params, param->offset);
-      return scratch.data();
+    t.bytes = [param, &source](std::vector<uint8_t> &scratch) -> const void * {
+      return source.slice(*param, -1, scratch);
     };
     out.push_back(std::move(t));
     bytes += numel(p) * (int64_t)paramDTypeSize(p.dtype);
   }
+  if (!source.writes()) {
+    // The writer's slices, in its order (the gathers match).
+    std::vector<uint8_t> scratch;
+    for (const OutTensor &t : out)
+      t.bytes(scratch);
+    return bytes;
+  }
+  // The backbone (frozen params) is whole in every source: no gathers.
+  const WholeParamFn whole = [&source](const ParamInfo &p, std::vector<uint8_t> &scratch) {
+    return source.slice(p, -1, scratch);
+  };
   writeSafetensors(file, out,
-                   {{kDeltaOf, program.model}, {kBackbone, backboneHash(program, params, held)}});
+                   {{kDeltaOf, program.model}, {kBackbone, backboneHash(program, whole, held)}});
   return bytes;
 }
 
@@ -114,7 +163,7 @@ namespace {
 /// name, every tensor a param of its shape, every delta param present, the
 /// backbone hash. Fails naming the file.
 SafetensorsFile openCheckedDelta(const std::string &file, const ProgramInfo &program,
-                                 const void *params) {
+                                 const WholeParamFn &backbone) {
   SafetensorsFile f = SafetensorsFile::open(file);
   std::string of, pinned;
   for (const auto &[key, value] : f.metadata()) {
@@ -142,7 +191,7 @@ SafetensorsFile openCheckedDelta(const std::string &file, const ProgramInfo &pro
   for (int k = 0; k < program.numParams; ++k)
     if (program.params[k].delta && !held.count(program.params[k].name))
       fail(file + ": no tensor for the delta param '" + program.params[k].name + "'");
-  std::string actual = backboneHash(program, params, held);
+  std::string actual = backboneHash(program, backbone, held);
   if (actual != pinned)
     fail(file + ": the delta was tuned on another backbone (backbone hash " + pinned +
          ", the loaded backbone's is " + actual +
@@ -154,14 +203,25 @@ SafetensorsFile openCheckedDelta(const std::string &file, const ProgramInfo &pro
 
 LoadReport loadDeltaCheckpoint(const std::string &file, const ProgramInfo &program,
                                void *params) {
-  SafetensorsFile f = openCheckedDelta(file, program, params);
+  return loadDeltaCheckpoint(file, program, WholeParamsTarget(params));
+}
+
+LoadReport loadDeltaCheckpoint(const std::string &file, const ProgramInfo &program,
+                               const ParamTarget &target) {
+  SafetensorsFile f = openCheckedDelta(file, program, fromTarget(program, target));
   LoadReport report;
   report.file = file;
+  std::vector<ParamTarget::Piece> pieces;
   for (const FileTensor &t : f.tensors()) {
     const ParamInfo *p = findParam(program, t.name);
-    std::vector<uint8_t> whole((size_t)numel(*p) * paramDTypeSize(p->dtype));
-    f.read(t, p->dtype, whole.data(), std::string("param '") + p->name + "'");
-    copyParamIn(*p, (uint8_t *)params, p->offset, 0, (int64_t)whole.size(), whole.data());
+    const std::string what = std::string("param '") + p->name + "'";
+    const int64_t elem = (int64_t)paramDTypeSize(p->dtype);
+    f.checkReadable(t, p->dtype, what);
+    // Straight into the pieces held (under zero = 3 a trainable param's
+    // piece in the rank's partition, possibly none).
+    target.held(*p, 0, numel(*p) * elem, pieces);
+    for (const ParamTarget::Piece &piece : pieces)
+      f.readRange(t, p->dtype, piece.from / elem, piece.n / elem, piece.at, what);
     ++report.tensors;
   }
   return report;
@@ -169,7 +229,7 @@ LoadReport loadDeltaCheckpoint(const std::string &file, const ProgramInfo &progr
 
 DeltaTensors readDeltaCheckpoint(const std::string &file, const ProgramInfo &program,
                                  const void *params) {
-  SafetensorsFile f = openCheckedDelta(file, program, params);
+  SafetensorsFile f = openCheckedDelta(file, program, fromParams(params));
   DeltaTensors delta;
   delta.file = file;
   for (const FileTensor &t : f.tensors()) {

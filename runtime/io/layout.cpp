@@ -57,12 +57,12 @@ const ParamInfo &findParam(const ProgramInfo &program, const char *name,
 }
 
 ParamSlice wholeParam(const ParamInfo &p) {
-  return ParamSlice{&p, -1, std::vector<int64_t>(p.shape, p.shape + p.rank), p.offset};
+  return ParamSlice{&p, -1, std::vector<int64_t>(p.shape, p.shape + p.rank)};
 }
 
 ParamSlice layerOf(const ParamInfo &p, int64_t layer) {
   std::vector<int64_t> shape(p.shape + 1, p.shape + p.rank);
-  return ParamSlice{&p, layer, shape, p.offset + layer * paramLayerStride(p)};
+  return ParamSlice{&p, layer, shape};
 }
 
 std::string expandLayer(const std::string &pattern, int64_t layer) {
@@ -243,35 +243,17 @@ void checkCoverage(const ProgramInfo &program, const std::vector<Binding> &bindi
   }
 }
 
-bool isContiguous(const ParamSlice &part) {
-  return part.layer >= 0 || paramLayers(*part.param) <= 1 ||
-         paramLayerStride(*part.param) == paramSliceBytes(*part.param);
+int64_t partLogicalStart(const ParamSlice &part) {
+  return part.layer >= 0 ? part.layer * paramSliceBytes(*part.param) : 0;
 }
 
-namespace {
-
-// A part's bytes [from, from + n): one layer's slice is contiguous; a whole
-// stacked param goes slice by slice (param_slices.h).
-void copyIntoPart(const ParamSlice &part, uint8_t *params, int64_t from, int64_t n,
-                  const uint8_t *src) {
-  if (part.layer >= 0)
-    memcpy(params + part.byteOffset + from, src, (size_t)n);
-  else
-    copyParamIn(*part.param, params, part.byteOffset, from, n, src);
+int64_t partLogicalBytes(const ParamSlice &part) {
+  return part.layer >= 0 ? paramSliceBytes(*part.param)
+                         : paramLayers(*part.param) * paramSliceBytes(*part.param);
 }
 
-void copyOutOfPart(const ParamSlice &part, const uint8_t *params, int64_t from, int64_t n,
-                   uint8_t *dst) {
-  if (part.layer >= 0)
-    memcpy(dst, params + part.byteOffset + from, (size_t)n);
-  else
-    copyParamOut(*part.param, params, part.byteOffset, from, n, dst);
-}
-
-} // namespace
-
-void scatterToParams(const Binding &b, const uint8_t *external, uint8_t *params,
-                     std::vector<uint8_t> &scratch) {
+void scatterToParts(const Binding &b, const uint8_t *external, const PartBytesFn &put,
+                    std::vector<uint8_t> &scratch) {
   size_t elem = paramDTypeSize(b.dtype);
   const uint8_t *src = external;
   if (b.transpose) {
@@ -283,15 +265,15 @@ void scatterToParams(const Binding &b, const uint8_t *external, uint8_t *params,
   int64_t outer = rank ? product(b.concatShape, 0, (size_t)b.axis) : 1;
   int64_t inner = rank ? product(b.concatShape, (size_t)b.axis + 1, rank) : 1;
   for (int64_t o = 0; o < outer; ++o)
-    for (const ParamSlice &part : b.parts) {
-      size_t chunk = (size_t)((rank ? part.shape[b.axis] : 1) * inner) * elem;
-      copyIntoPart(part, params, (int64_t)(o * chunk), (int64_t)chunk, src);
+    for (size_t k = 0; k < b.parts.size(); ++k) {
+      size_t chunk = (size_t)((rank ? b.parts[k].shape[b.axis] : 1) * inner) * elem;
+      put(k, (int64_t)(o * chunk), (int64_t)chunk, src);
       src += chunk;
     }
 }
 
-void gatherFromParams(const Binding &b, const uint8_t *params, uint8_t *external,
-                      std::vector<uint8_t> &scratch) {
+void gatherFromParts(const Binding &b, const std::vector<const uint8_t *> &parts,
+                     uint8_t *external, std::vector<uint8_t> &scratch) {
   size_t elem = paramDTypeSize(b.dtype);
   uint8_t *dst = external;
   if (b.transpose) {
@@ -303,9 +285,9 @@ void gatherFromParams(const Binding &b, const uint8_t *params, uint8_t *external
   int64_t outer = rank ? product(b.concatShape, 0, (size_t)b.axis) : 1;
   int64_t inner = rank ? product(b.concatShape, (size_t)b.axis + 1, rank) : 1;
   for (int64_t o = 0; o < outer; ++o)
-    for (const ParamSlice &part : b.parts) {
-      size_t chunk = (size_t)((rank ? part.shape[b.axis] : 1) * inner) * elem;
-      copyOutOfPart(part, params, (int64_t)(o * chunk), (int64_t)chunk, out);
+    for (size_t k = 0; k < b.parts.size(); ++k) {
+      size_t chunk = (size_t)((rank ? b.parts[k].shape[b.axis] : 1) * inner) * elem;
+      memcpy(out, parts[k] + o * chunk, chunk);
       out += chunk;
     }
   if (b.transpose)

@@ -15,23 +15,20 @@
 #include "bmrt/program.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace bmrt::io {
 
-/// One param, or one layer of a stacked param, inside the params allocation.
+/// One param, or one layer of a stacked param. Where its bytes are is the
+/// business of a ParamTarget or ParamSource (bmrt/checkpoint.h): the whole
+/// params allocation, or a rank's partition of it.
 struct ParamSlice {
   const ParamInfo *param;
   int64_t layer;              // -1: the whole param
   std::vector<int64_t> shape; // without the layer dim when layer >= 0
-  int64_t byteOffset;         // from the start of the params allocation
 };
-
-/// Whether the slice's bytes are back to back in the allocation: one layer,
-/// or a whole param whose layers are adjacent (not a trainable stacked
-/// param of the layer-major group, param_slices.h).
-bool isContiguous(const ParamSlice &part);
 
 struct Binding {
   std::string external;          // the name in the file
@@ -60,14 +57,26 @@ std::vector<Binding> mapLayout(const ProgramInfo &program, const NameMap &map);
 void checkCoverage(const ProgramInfo &program, const std::vector<Binding> &bindings,
                    const std::string &layoutName);
 
-/// File order -> our params: `external` holds b.numel elements of b.dtype in
-/// b.fileShape; they are transposed back and split into the parts.
-void scatterToParams(const Binding &b, const uint8_t *external, uint8_t *params,
-                     std::vector<uint8_t> &scratch);
+/// Bytes of a part in its param's logical layout (layer after layer,
+/// paramSliceBytes each; param_slices.h): where it starts (layer * slice for
+/// one layer, 0 for the whole param) and how many.
+int64_t partLogicalStart(const ParamSlice &part);
+int64_t partLogicalBytes(const ParamSlice &part);
 
-/// Our params -> file order (the inverse of scatterToParams) into `external`.
-void gatherFromParams(const Binding &b, const uint8_t *params, uint8_t *external,
-                      std::vector<uint8_t> &scratch);
+/// Receives bytes [from, from + n) of part `part` of a binding, counted from
+/// the part's start (partLogicalStart), at `src`.
+using PartBytesFn =
+    std::function<void(size_t part, int64_t from, int64_t n, const uint8_t *src)>;
+
+/// File order -> parts: `external` holds b.numel elements of b.dtype in
+/// b.fileShape; they are transposed back and handed to `put` chunk by chunk.
+void scatterToParts(const Binding &b, const uint8_t *external, const PartBytesFn &put,
+                    std::vector<uint8_t> &scratch);
+
+/// Parts -> file order (the inverse of scatterToParts) into `external`:
+/// parts[k] holds part k's partLogicalBytes, back to back.
+void gatherFromParts(const Binding &b, const std::vector<const uint8_t *> &parts,
+                     uint8_t *external, std::vector<uint8_t> &scratch);
 
 } // namespace bmrt::io
 

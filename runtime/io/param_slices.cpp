@@ -25,37 +25,16 @@ int64_t paramLayerStride(const ParamInfo &p) {
 
 namespace bmrt::io {
 
-namespace {
-
-// Calls f(address offset from `at`, logical offset, bytes) for each piece of
-// [from, from + n) that lies within one slice.
-template <class F> void forEachPiece(const ParamInfo &p, int64_t from, int64_t n, F f) {
-  const int64_t slice = paramSliceBytes(p), stride = paramLayerStride(p);
-  if (stride == slice || slice == 0) {
-    if (n > 0)
-      f(from, from, n);
-    return;
-  }
-  for (int64_t x = from; x < from + n;) {
-    const int64_t layer = x / slice, within = x % slice;
-    const int64_t len = std::min(slice - within, from + n - x);
-    f(layer * stride + within, x, len);
-    x += len;
-  }
-}
-
-} // namespace
-
 void copyParamOut(const ParamInfo &p, const uint8_t *base, int64_t at, int64_t from, int64_t n,
                   uint8_t *dst) {
-  forEachPiece(p, from, n, [&](int64_t addr, int64_t logical, int64_t len) {
+  forEachSlicePiece(p, from, n, [&](int64_t addr, int64_t logical, int64_t len) {
     memcpy(dst + (logical - from), base + at + addr, (size_t)len);
   });
 }
 
 void copyParamIn(const ParamInfo &p, uint8_t *base, int64_t at, int64_t from, int64_t n,
                  const uint8_t *src) {
-  forEachPiece(p, from, n, [&](int64_t addr, int64_t logical, int64_t len) {
+  forEachSlicePiece(p, from, n, [&](int64_t addr, int64_t logical, int64_t len) {
     memcpy(base + at + addr, src + (logical - from), (size_t)len);
   });
 }

@@ -18,6 +18,24 @@
 
 namespace bmrt::io {
 
+/// Splits bytes [from, from + n) of param p's logical layout into the
+/// pieces that lie within one slice each, and calls f(where the piece lies
+/// from layer 0's start in the allocation, its logical offset, its bytes).
+template <class F> void forEachSlicePiece(const ParamInfo &p, int64_t from, int64_t n, F f) {
+  const int64_t slice = paramSliceBytes(p), stride = paramLayerStride(p);
+  if (stride == slice || slice == 0) {
+    if (n > 0)
+      f(from, from, n);
+    return;
+  }
+  for (int64_t x = from; x < from + n;) {
+    const int64_t layer = x / slice, within = x % slice;
+    const int64_t len = slice - within < from + n - x ? slice - within : from + n - x;
+    f(layer * stride + within, x, len);
+    x += len;
+  }
+}
+
 /// Bytes [from, from + n) of param p's logical layout, whose layer 0 starts
 /// at byte `at` of `base`, into `dst`.
 void copyParamOut(const ParamInfo &p, const uint8_t *base, int64_t at, int64_t from, int64_t n,

@@ -262,7 +262,7 @@ SafetensorsFile SafetensorsFile::open(const std::string &path) {
 
 SafetensorsFile::SafetensorsFile(SafetensorsFile &&other) noexcept
     : path_(std::move(other.path_)), map_(other.map_), size_(other.size_), data_(other.data_),
-      tensors_(std::move(other.tensors_)) {
+      tensors_(std::move(other.tensors_)), metadata_(std::move(other.metadata_)) {
   other.map_ = nullptr;
   other.size_ = 0;
 }
@@ -285,20 +285,34 @@ static void releasePages(const uint8_t *begin, size_t bytes) {
     madvise((void *)lo, hi - lo, MADV_DONTNEED); // advice only: failure changes nothing
 }
 
-void SafetensorsFile::read(const FileTensor &t, DType to, void *dst,
-                           const std::string &forWhat) const {
-  struct Release {
-    const uint8_t *p;
-    size_t n;
-    ~Release() { releasePages(p, n); }
-  } release{data_ + t.begin, (size_t)(t.end - t.begin)};
-  const uint8_t *src = data_ + t.begin;
-  size_t n = (size_t)t.numel;
-  size_t srcSize = fileDTypeSize(t.dtype);
+void SafetensorsFile::checkReadable(const FileTensor &t, DType to,
+                                    const std::string &forWhat) const {
   bool wantFloat = to == DType::F32 || to == DType::F64;
   if (wantFloat != isFloat(t.dtype))
     fail(path_ + ": tensor '" + t.name + "' has dtype " + fileDTypeName(t.dtype) + ", but " +
          forWhat + " is " + paramDTypeName(to));
+}
+
+void SafetensorsFile::read(const FileTensor &t, DType to, void *dst,
+                           const std::string &forWhat) const {
+  readRange(t, to, 0, t.numel, dst, forWhat);
+}
+
+void SafetensorsFile::readRange(const FileTensor &t, DType to, int64_t first, int64_t count,
+                                void *dst, const std::string &forWhat) const {
+  if (first < 0 || count < 0 || first > t.numel - count)
+    fail(path_ + ": elements [" + std::to_string(first) + ", " + std::to_string(first + count) +
+         ") of tensor '" + t.name + "' asked for " + forWhat + ", which has " +
+         std::to_string(t.numel) + " (a bmrt bug)");
+  size_t srcSize = fileDTypeSize(t.dtype);
+  const uint8_t *src = data_ + t.begin + (size_t)first * srcSize;
+  struct Release {
+    const uint8_t *p;
+    size_t n;
+    ~Release() { releasePages(p, n); }
+  } release{src, (size_t)count * srcSize};
+  size_t n = (size_t)count;
+  checkReadable(t, to, forWhat);
   if (to == DType::F32) {
     float *out = (float *)dst;
     if (t.dtype == FileDType::F32) {
@@ -325,8 +339,8 @@ void SafetensorsFile::read(const FileTensor &t, DType to, void *dst,
       int64_t v;
       memcpy(&v, src + k * 8, 8);
       if (v < INT32_MIN || v > INT32_MAX)
-        fail(path_ + ": tensor '" + t.name + "' element " + std::to_string(k) + " (" +
-             std::to_string(v) + ") does not fit the I32 of " + forWhat);
+        fail(path_ + ": tensor '" + t.name + "' element " + std::to_string(first + (int64_t)k) +
+             " (" + std::to_string(v) + ") does not fit the I32 of " + forWhat);
       out[k] = (int32_t)v;
     }
   }

@@ -70,6 +70,13 @@ public:
   /// dtypes convert to F32/F64, integer ones to I32 (range-checked); the
   /// float <-> integer direction is refused naming the tensor and `forWhat`.
   void read(const FileTensor &t, DType to, void *dst, const std::string &forWhat) const;
+  /// The same for elements [first, first + count) of `t` only (a rank's
+  /// piece of a param under zero = 3); its file pages are released after.
+  void readRange(const FileTensor &t, DType to, int64_t first, int64_t count, void *dst,
+                 const std::string &forWhat) const;
+  /// Fails as read() would on the dtype direction, reading nothing: a check
+  /// every rank makes whether or not it reads any of `t`.
+  void checkReadable(const FileTensor &t, DType to, const std::string &forWhat) const;
 
 private:
   SafetensorsFile() = default;

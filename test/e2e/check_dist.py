@@ -49,8 +49,12 @@ random ids written here, runs with --deterministic and one thread per rank
            resumed on 2 ranks under ZeRO-1: both end with the losses and
            weights of 20 straight steps of one process with --accum 2.
            ZeRO-3 on 2 ranks with --resume and no checkpoint yet starts
-           afresh, bit for bit (the fresh params are not overwritten by the
-           resume's whole-params temporary).
+           afresh, bit for bit (the fresh params go straight into the
+           partitions). ZeRO-3 ranks read only their partitions of the
+           model file: --load of a truncated one fails with its message,
+           and a newest checkpoint whose tied lm_head.weight differs where
+           only rank 0 reads it is skipped by both ranks (rank 1: "another
+           rank could not load it"), resuming the previous one bit for bit.
            A half-written newest checkpoint (a partition file cut short) is
            skipped with a warning and the previous one is used. Partition
            files of the old param-major group are refused at --resume.
@@ -344,8 +348,7 @@ def resize(d):
     if l1 is not None and l2 is not None:
         d.same("ZeRO-3 2 ranks, resumed by one process", ref, (l2, o1))
     # --resume with no checkpoint yet starts afresh: under ZeRO-3 the fresh
-    # params go straight into the partitions, and the whole-params
-    # temporary the resume allocated must not overwrite them.
+    # params go straight into the partitions (nothing whole is allocated).
     shutil.rmtree(os.path.join(d.dir, "z3-resume-afresh"), ignore_errors=True)
     l2, o2, _ = d.run("z3-resume-afresh", "dist_z3", 2, "--resume", "--steps", str(STEPS))
     d.same("ZeRO-3 2 ranks, --resume with no checkpoint yet", ref, (l2, o2))
@@ -359,6 +362,7 @@ def resize(d):
     l2, _, _ = d.run("z0-1-to-z3-np2", "dist_z3", 2, "--resume", "--steps", str(STEPS))
     if l1 is not None and l2 is not None:
         d.same("one process, resumed on 2 ranks under ZeRO-3", ref, (l2, o1))
+    z3_bad_files(d, ref)
     # The evaluate entry gathers too: --eval-only of one model on 2 ranks
     # under ZeRO-3 (an odd number of batches: one rank evaluates a spare)
     # prints one process's loss, bit for bit.
@@ -419,6 +423,55 @@ def resize(d):
         err = harness.text(p.stderr)
         d.f.check("optimizer partitions follow the param-major order of the trainable group"
                   in err, "an old param-major checkpoint was not refused:\n" + harness.tail(err))
+
+
+def z3_bad_files(d, ref):
+    """ZeRO-3 ranks read only their partitions of model.safetensors: a bad
+    file still fails on every rank, and a checkpoint that one rank alone
+    cannot load is skipped by all."""
+    l1, o1, _ = d.run("z3-untied", "dist_z3", 2, "--accum", "1", "--steps", str(STEPS),
+                      "--save-every", "10")
+    if l1 is None:
+        return
+    ckpt = os.path.join(o1, "ckpt")
+    model = os.path.join(ckpt, "step-%07d" % STEPS, "model.safetensors")
+    # --load of a truncated file: its error, on 2 ranks.
+    truncated = os.path.join(d.dir, "z3-truncated.safetensors")
+    with open(model, "rb") as f:
+        data = f.read()
+    with open(truncated, "wb") as f:
+        f.write(data[:len(data) // 2])
+    _, _, p = d.run("z3-truncated", "dist_z3", 2, "--load", truncated, "--steps", "1", expect=1)
+    if p is not None:
+        err = harness.text(p.stderr)
+        d.f.check("is the file truncated?" in err and "z3-truncated.safetensors" in err,
+                  "ZeRO-3 --load of a truncated file: no clear error:\n" + harness.tail(err))
+    # The last step's lm_head.weight (tied to wte, all of which rank 0
+    # holds) differs from wte in its last element: only rank 0 can see it.
+    # Both ranks skip that checkpoint and resume from step 10.
+    header = json.loads(data[8:8 + int.from_bytes(data[:8], "little")])
+    end = 8 + int.from_bytes(data[:8], "little") + header["lm_head.weight"]["data_offsets"][1]
+    with open(model, "r+b") as f:
+        f.seek(end - 1)
+        f.write(bytes([data[end - 1] ^ 0x40]))
+    log = os.path.join(o1, "log.jsonl")
+    with open(log) as f:
+        kept = f.readlines()[:10]
+    with open(log, "w") as f:
+        f.writelines(kept)
+    logs = os.path.join(o1, "rank-logs")
+    l2, _, p = d.run("z3-untied", "dist_z3", 2, "--resume", "--steps", str(STEPS),
+                     "--rank-logs", logs)
+    if p is not None:
+        err = harness.text(p.stderr)
+        d.f.check("skipping checkpoint" in err and "is declared tied to wte.w" in err,
+                  "ZeRO-3: rank 0 did not skip the checkpoint with the untied "
+                  "lm_head.weight:\n" + harness.tail(err))
+        rank1 = open(os.path.join(logs, "rank-1.log")).read()
+        d.f.check("another rank could not load it" in rank1,
+                  "ZeRO-3: rank 1 did not skip the checkpoint rank 0 could not load:\n" +
+                  harness.tail(rank1))
+        d.same("ZeRO-3 2 ranks, resumed past a checkpoint one rank could not load", ref, (l2, o1))
 
 
 OFFLOAD_BANNER = "offload = optimizer: the optimizer state"

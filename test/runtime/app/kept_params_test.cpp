@@ -1,11 +1,10 @@
 // app/kept_params: under zero = 3, initialising param by param into the
 // rank's partition (initKeptParams) leaves exactly the bytes that
-// initialising whole params and keeping the partition (WholeParams, the
-// path of --load and --resume) leaves, on every rank: a frozen param, and a
-// trainable stacked param whose layers are a unit apart in the layer-major
-// group and cut by partition boundaries.
+// initialising whole params and cutting out the frozen span and the
+// partition leaves, on every rank: a frozen param, and a trainable stacked
+// param whose layers are a unit apart in the layer-major group and cut by
+// partition boundaries.
 #include "app/kept_params.h"
-#include "app/whole_params.h"
 
 #include <gtest/gtest.h>
 
@@ -80,9 +79,12 @@ TEST(KeptParams, InitEqualsWholeThenKeep) {
       host.part = part;
       host.params = viaWhole.data();
       {
-        WholeParams whole(program, host);
+        std::vector<uint8_t> whole((size_t)program.paramBytes, 0);
         initParams(program, whole.data(), 7);
-        whole.keepPartition();
+        std::memcpy(viaWhole.data(), whole.data(), (size_t)kGroupOffset); // the frozen span
+        std::memcpy(viaWhole.data() + kGroupOffset,
+                    whole.data() + kGroupOffset + part.paramsFrom * 4,
+                    (size_t)(part.end - part.paramsFrom) * 4);
       }
       host.params = kept.data();
       initKeptParams(program, host, 7);

@@ -16,6 +16,7 @@
 #include "bmrt/skeletons.h"
 #include "bmrt/training.h"
 #include "cuda/device.h"
+#include "gpu_test_vectors.h"
 #include "cuda/kernels_cuda.h"
 #include "cuda/sampling_sorted.h"
 
@@ -31,6 +32,10 @@
 #include <vector>
 
 namespace {
+
+using gpu_test::DeviceVector;
+using gpu_test::expectNear;
+using gpu_test::randomVector;
 
 using bmrt::Epilogue;
 using bmrt::Trans;
@@ -57,39 +62,6 @@ protected:
   cu::Device &dev() { return *gDevice; }
   bmrt::Context host; // the host kernels' context
 };
-
-std::vector<float> randomVector(size_t n, unsigned seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
-
-// A device copy of a host vector, freed with the object.
-template <class T> struct DeviceVector {
-  T *p = nullptr;
-  size_t n = 0;
-  explicit DeviceVector(const std::vector<T> &h) : n(h.size()) {
-    EXPECT_EQ(cudaMalloc(&p, n * sizeof(T)), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(p, h.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-  }
-  ~DeviceVector() { cudaFree(p); }
-  std::vector<T> get(cudaStream_t stream) const {
-    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    std::vector<T> h(n);
-    EXPECT_EQ(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-    return h;
-  }
-};
-
-void expectNear(const std::vector<float> &got, const std::vector<float> &want, float tol,
-                const std::string &what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); i++)
-    ASSERT_NEAR(got[i], want[i], tol * (1.0f + std::fabs(want[i]))) << what << " at " << i;
-}
 
 TEST_F(Gpu, GemmWithEveryEpilogueBiasAndResidual) {
   const int64_t m = 37, n = 53, k = 29;

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "bmrt/tuning.h"
 #include "cuda/device.h"
+#include "gpu_test_vectors.h"
 #include "cuda/tuning_cuda.h"
 
 #include <gtest/gtest.h>
@@ -28,6 +29,10 @@
 #include <vector>
 
 namespace {
+
+using gpu_test::DeviceVector;
+using gpu_test::expectNear;
+using gpu_test::randomVector;
 
 namespace cu = bmrt::cuda;
 using bmrt::WordReduce;
@@ -65,38 +70,6 @@ protected:
   void compareVerbalizer(WordReduce second, bool alias, bool backward);
   bmrt::Context host;
 };
-
-std::vector<float> randomVector(size_t n, unsigned seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
-
-template <class T> struct DeviceVector {
-  T *p = nullptr;
-  size_t n = 0;
-  explicit DeviceVector(const std::vector<T> &h) : n(h.size()) {
-    EXPECT_EQ(cudaMalloc(&p, n * sizeof(T)), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(p, h.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-  }
-  ~DeviceVector() { cudaFree(p); }
-  std::vector<T> get(cudaStream_t stream) const {
-    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    std::vector<T> h(n);
-    EXPECT_EQ(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-    return h;
-  }
-};
-
-void expectNear(const std::vector<float> &got, const std::vector<float> &want, float tol,
-                const std::string &what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); i++)
-    ASSERT_NEAR(got[i], want[i], tol * (1.0f + std::fabs(want[i]))) << what << " at " << i;
-}
 
 void expectBitwise(const std::vector<float> &got, const std::vector<float> &want,
                    const std::string &what) {

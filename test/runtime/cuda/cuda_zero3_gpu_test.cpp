@@ -15,6 +15,7 @@
 #include "bmrt/lowp.h"
 #include "bmrt/training.h"
 #include "cuda/device.h"
+#include "gpu_test_vectors.h"
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -26,6 +27,7 @@
 namespace {
 
 using namespace bmrt;
+using gpu_test::DeviceVector;
 
 TrainInfo groupOf(int64_t elems, int64_t align, int zero) {
   TrainInfo t{};
@@ -54,22 +56,6 @@ struct RecordingComm final : Comm {
   CommHandle broadcast(void *, int64_t, DType, int) override { return {}; }
   void wait(CommHandle) override { ++waits; }
   void barrier() override {}
-};
-
-template <class T> struct DeviceVector {
-  explicit DeviceVector(const std::vector<T> &h) : n(h.size()) {
-    EXPECT_EQ(cudaMalloc(&p, n * sizeof(T)), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(p, h.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-  }
-  ~DeviceVector() { cudaFree(p); }
-  std::vector<T> get(cudaStream_t s) const {
-    EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-    std::vector<T> h(n);
-    EXPECT_EQ(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-    return h;
-  }
-  T *p = nullptr;
-  size_t n;
 };
 
 class Zero3Gpu : public ::testing::Test {

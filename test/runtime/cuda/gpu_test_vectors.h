@@ -1,0 +1,62 @@
+//===- gpu_test_vectors.h - Host/device vectors for the GPU tests ----------===//
+//
+// What every cuda-gpu test does to compare a device kernel with the host's:
+// random inputs, a device copy of a host vector (freed with the object, read
+// back after the stream it was written on), and a relative comparison.
+// Header-only, for both the .cu tests (nvcc) and the .cpp ones.
+//
+//===----------------------------------------------------------------------===//
+#ifndef BMB_TEST_GPU_TEST_VECTORS_H
+#define BMB_TEST_GPU_TEST_VECTORS_H
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace gpu_test {
+
+/// n normal samples of standard deviation `scale`, the same for a seed.
+inline std::vector<float> randomVector(size_t n, unsigned seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
+/// A device copy of a host vector, freed with the object.
+template <class T> struct DeviceVector {
+  T *p = nullptr;
+  size_t n = 0;
+  explicit DeviceVector(const std::vector<T> &h) : n(h.size()) {
+    EXPECT_EQ(cudaMalloc(&p, n * sizeof(T)), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(p, h.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  DeviceVector(const DeviceVector &) = delete;
+  DeviceVector &operator=(const DeviceVector &) = delete;
+  ~DeviceVector() { cudaFree(p); }
+  /// The contents after the work queued on `stream` so far.
+  std::vector<T> get(cudaStream_t stream) const {
+    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    std::vector<T> h(n);
+    EXPECT_EQ(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+    return h;
+  }
+};
+
+/// |got - want| <= tol * (1 + |want|) element by element.
+inline void expectNear(const std::vector<float> &got, const std::vector<float> &want, float tol,
+                       const std::string &what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); i++)
+    ASSERT_NEAR(got[i], want[i], tol * (1.0f + std::fabs(want[i]))) << what << " at " << i;
+}
+
+} // namespace gpu_test
+
+#endif // BMB_TEST_GPU_TEST_VECTORS_H

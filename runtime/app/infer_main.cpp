@@ -5,11 +5,9 @@
 // (HostEntryMemory), and --profile reports the peak RSS against the plan.
 //
 //===----------------------------------------------------------------------===//
+#include "app/host_threads.h"
 #include "app/infer_run.h"
 #include "app/info.h"
-
-#include <cblas.h> // openblas_set_num_threads (the OpenMP build of OpenBLAS)
-#include <omp.h>
 
 #include <cstdio>
 
@@ -18,13 +16,8 @@ namespace {
 
 class HostInferBackend : public InferBackend {
 public:
-  // One thread count for our OpenMP loops and OpenBLAS (the OpenMP build
-  // shares the pool, but keeps its own count).
   void open(Context &ctx, const InferFlags &flags) override {
-    int n = flags.threads > 0 ? flags.threads : omp_get_max_threads(); // OMP_NUM_THREADS or cores
-    omp_set_num_threads(n);
-    openblas_set_num_threads(n);
-    ctx.numThreads = n;
+    useHostThreads(ctx, flags.threads);
   }
   void checkSampling(const SamplingConfig &) const override {} // every mode
   std::unique_ptr<EntryMemory> allocate(const ProgramInfo &program) override {

@@ -45,6 +45,7 @@ bmrt_add_component(app_common
 bmrt_add_component(app
   ${CMAKE_CURRENT_LIST_DIR}/buffers.cpp
   ${CMAKE_CURRENT_LIST_DIR}/host_memory.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/host_threads.cpp
   ${CMAKE_CURRENT_LIST_DIR}/host_train_memory.cpp
   ${CMAKE_CURRENT_LIST_DIR}/infer_main.cpp
   ${CMAKE_CURRENT_LIST_DIR}/train_main.cpp

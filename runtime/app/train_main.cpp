@@ -6,10 +6,8 @@
 // process's allocations (HostTrainMemory).
 //
 //===----------------------------------------------------------------------===//
+#include "app/host_threads.h"
 #include "app/train_run.h"
-
-#include <cblas.h> // openblas_set_num_threads (the OpenMP build of OpenBLAS)
-#include <omp.h>
 
 namespace bmrt {
 namespace {
@@ -17,11 +15,7 @@ namespace {
 class HostTrainBackend : public TrainBackend {
 public:
   int open(Context &ctx, const TrainFlags &flags) override {
-    const int threads = flags.threads > 0 ? flags.threads : omp_get_max_threads();
-    omp_set_num_threads(threads);
-    openblas_set_num_threads(threads);
-    ctx.numThreads = threads;
-    return threads;
+    return useHostThreads(ctx, flags.threads);
   }
   std::unique_ptr<Comm> openComm(const CommOptions &options) override {
     return bmrt::openComm(options);

@@ -6,10 +6,8 @@
 // writing an input or reading an output is a copy within the process).
 //
 //===----------------------------------------------------------------------===//
+#include "app/host_threads.h"
 #include "app/tune_run.h"
-
-#include <cblas.h> // openblas_set_num_threads
-#include <omp.h>
 
 #include <cstring>
 
@@ -35,11 +33,7 @@ private:
 class HostTuneBackend : public TuneBackend {
 public:
   int open(Context &ctx, const TuneFlags &flags) override {
-    const int threads = flags.threads > 0 ? flags.threads : omp_get_max_threads();
-    omp_set_num_threads(threads);
-    openblas_set_num_threads(threads);
-    ctx.numThreads = threads;
-    return threads;
+    return useHostThreads(ctx, flags.threads);
   }
   std::unique_ptr<Comm> openComm(const CommOptions &options) override {
     return bmrt::openComm(options);

@@ -155,3 +155,38 @@ bmb_exec.program @wrong_layer attributes {train = {zero_stage = 2 : i64}} {
     return
   }
 }
+
+// -----
+
+// The pass follows each trip's layer: an index it cannot write as a * iv + b
+// is refused rather than guessed.
+bmb_exec.program @unfollowable_layer attributes {train = {zero_stage = 2 : i64}} {
+  bmb_exec.param @s stacked : memref<3x4xf32>
+  func.func @forward_backward() {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    scf.for %j = %c0 to %c3 step %c1 {
+      %l = arith.muli %j, %j : index
+      // expected-error @below {{bmb-verify-async: cannot follow this layer index through the loop over the layers (zero = 2's reduce-scatters in flight are checked trip by trip)}}
+      bmb_exec.reduce_scatter_ahead [@s] layer %l
+    }
+    return
+  }
+}
+
+// -----
+
+// Nor a loop over the layers whose bounds are not constants.
+bmb_exec.program @unbounded_loop attributes {train = {zero_stage = 2 : i64}} {
+  bmb_exec.param @s stacked : memref<3x4xf32>
+  func.func @forward_backward(%n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    // expected-error @below {{bmb-verify-async: zero = 2's reduce-scatters in flight are checked trip by trip; this loop's bounds are not constant}}
+    scf.for %j = %c0 to %n step %c1 {
+      bmb_exec.reduce_scatter_ahead [@s] layer %j
+    }
+    return
+  }
+}

@@ -139,6 +139,29 @@ bool holdsAny(const ParamTarget &target, const Binding &b,
   return false;
 }
 
+// The general case of a tensor (several parts, or transposed): the whole
+// tensor read into `external`, then f(held piece, its bytes in the tensor)
+// for every piece of its parts the target holds. Nothing is read when the
+// target holds none.
+template <class F>
+void forEachHeldPieceOfTensor(const Binding &b, const FileTensor &t, const SafetensorsFile &file,
+                              const ParamTarget &target, std::vector<uint8_t> &external,
+                              std::vector<uint8_t> &scratch,
+                              std::vector<ParamTarget::Piece> &pieces, F f) {
+  if (!holdsAny(target, b, pieces))
+    return;
+  external.resize((size_t)b.numel * paramDTypeSize(b.dtype));
+  file.read(t, b.dtype, external.data(), b.describe());
+  scatterToParts(b, external.data(),
+                 [&](size_t k, int64_t from, int64_t n, const uint8_t *src) {
+                   forEachHeldPiece(target, b.parts[k], from, n, pieces,
+                                    [&](const ParamTarget::Piece &piece, int64_t at) {
+                                      f(piece, src + at);
+                                    });
+                 },
+                 scratch);
+}
+
 // One tensor into the pieces of its param slices the target holds. The
 // common case (one part, no transpose) converts straight from the file into
 // them; otherwise the whole tensor goes through `external`.
@@ -155,18 +178,10 @@ void loadBinding(const Binding &b, const FileTensor &t, const SafetensorsFile &f
                      });
     return;
   }
-  if (!holdsAny(target, b, pieces))
-    return;
-  external.resize((size_t)b.numel * elem);
-  file.read(t, b.dtype, external.data(), b.describe());
-  scatterToParts(b, external.data(),
-                 [&](size_t k, int64_t from, int64_t n, const uint8_t *src) {
-                   forEachHeldPiece(target, b.parts[k], from, n, pieces,
-                                    [&](const ParamTarget::Piece &piece, int64_t at) {
-                                      memcpy(piece.at, src + at, (size_t)piece.n);
-                                    });
-                 },
-                 scratch);
+  forEachHeldPieceOfTensor(b, t, file, target, external, scratch, pieces,
+                           [&](const ParamTarget::Piece &piece, const uint8_t *src) {
+                             memcpy(piece.at, src, (size_t)piece.n);
+                           });
 }
 
 [[noreturn]] void failTied(const Binding &b, const FileTensor &t, const SafetensorsFile &file) {
@@ -198,19 +213,11 @@ void checkTied(const Binding &b, const FileTensor &t, const SafetensorsFile &fil
                      });
     return;
   }
-  if (!holdsAny(target, b, pieces))
-    return;
-  external.resize((size_t)b.numel * elem);
-  file.read(t, b.dtype, external.data(), b.describe());
-  scatterToParts(b, external.data(),
-                 [&](size_t k, int64_t from, int64_t n, const uint8_t *src) {
-                   forEachHeldPiece(target, b.parts[k], from, n, pieces,
-                                    [&](const ParamTarget::Piece &piece, int64_t at) {
-                                      if (memcmp(piece.at, src + at, (size_t)piece.n) != 0)
-                                        failTied(b, t, file);
-                                    });
-                 },
-                 scratch);
+  forEachHeldPieceOfTensor(b, t, file, target, external, scratch, pieces,
+                           [&](const ParamTarget::Piece &piece, const uint8_t *src) {
+                             if (memcmp(piece.at, src, (size_t)piece.n) != 0)
+                               failTied(b, t, file);
+                           });
 }
 
 const NameMap *findMap(const ProgramInfo &program, const std::string &name) {

@@ -18,11 +18,15 @@
 //    per query row and head, looping over the visible keys only), so
 //    nothing in the captured launches depends on the step and the work does
 //    on its length.
-//  - Backward (training shapes, start = 0, keys = the projections): the
-//    softmax is recomputed, then dP = dOut V^T, dS = P (dP - rowsum(dP P))
-//    in place, dQ += scale dS K, dK += scale dS^T Q, dV += P^T dOut; heads
-//    of a kv group add into the same dK/dV in head order (the stream orders
-//    them): deterministic, no atomics.
+//  - Backward (training shapes, keys = the projections): the softmax is
+//    recomputed, then dP = dOut V^T, dS = P (dP - rowsum(dP P)) in place,
+//    dQ += scale dS K, dK += scale dS^T Q, dV += P^T dOut; heads of a kv
+//    group add into the same dK/dV in head order (the stream orders them):
+//    deterministic, no atomics. attention_backward has start = 0 (a square
+//    tile); attention_backward_keys takes the R x (start + R) tile of
+//    prefix tuning (attention_prefix.cu).
+//  - Which keys a row sees besides its causal limit (a key mask, a prefix
+//    and its gate) is attention_keys.h's rule, read by the softmax kernels.
 //
 //===----------------------------------------------------------------------===//
 #include "cuda/attention_keys.h"

@@ -149,13 +149,13 @@ struct NeedsHostPosition : Error {
 /// formula; its sums are in another order than the GEMMs', so its rounding
 /// may differ from the plain path's). args.start is then only checked; k
 /// and v must not be the cache's own rows (that place depends on the
-/// host's start).
+/// host's start). That decode step's attention (attention_decode.cu,
+/// declared in attention_keys.h) has a grid sized by the arguments and
+/// decides and loops over the visible keys on the device, so a captured
+/// graph replays it at any position and its work grows with the position,
+/// not the capacity.
 void attention_forward(Device &dev, const AttentionArgs &args, float *out, const float *q,
                        const float *k, const float *v, float *kCache, float *vCache);
-/// (attention_forward's decode step with dev.stepStart set is
-/// attention_decode.cu's: a grid sized by the arguments, the visible keys
-/// decided and looped over on the device, so a captured graph replays it at
-/// any position and the work grows with the position, not the capacity.)
 void attention_backward(Device &dev, const AttentionArgs &args, float *dq, float *dk, float *dv,
                         const float *dout, const float *q, const float *k, const float *v);
 

@@ -45,7 +45,9 @@ loss of every step and saving a checkpoint, then:
    executables on the host's trained checkpoint, greedy, INFER_STEPS
    tokens: the same ids, and the prefill's and every decode step's dumped
    logits within 1e-4 (max|cuda - host| / max|host|, check_cuda_infer.py's
-   tolerance: only summation orders differ); then the device's decode steps
+   tolerance: only summation orders differ; a greedy near-tie within that
+   could flip an id, but prompt and weights are fixed, so a pass is
+   reproducible); then the device's decode steps
    as a CUDA graph (the default: the position and the prefix's gate read on
    the device) against $BMB_CUDA_GRAPHS=0 (the same kernels launched one by
    one): ids and logits bitwise equal, and no note of a fallback.

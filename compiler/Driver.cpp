@@ -563,16 +563,6 @@ int bmb::driverMain(int argc, char **argv) {
                       "in fp64 (precision = fp64); build it with --target=host\n";
       return kExitNotImplemented;
     }
-    // Prefix tuning's attention has host implementations only
-    // (bmrt::attention_prefix_*): refused here, not left to nvcc's link.
-    bool prefix = false;
-    module->walk([&](mlir::bmb::exec::AttentionOp a) { prefix |= bool(a.getPrefixK()); });
-    module->walk([&](mlir::bmb::exec::AttentionGradOp a) { prefix |= bool(a.getPrefixK()); });
-    if (prefix) {
-      llvm::errs() << "bmbc: error: the cuda target has no prefix-tuning attention kernels "
-                      "yet (delta = prefix(...)); build it with --target=host\n";
-      return kExitNotImplemented;
-    }
   }
   if (opts.emit == Emit::CUDA || wantsExecutable) {
     std::string source;

@@ -45,6 +45,16 @@ void attention_forward<float>(Context &ctx, const AttentionArgs &args, float *ou
 }
 
 template <>
+void attention_prefix_forward<float>(Context &ctx, const AttentionArgs &args, int64_t prefixRows,
+                                     const float *pk, const float *pv, const float *gate,
+                                     float *out, const float *q, const float *k, const float *v,
+                                     float *kCache, float *vCache) {
+  ProfileScope profile(ctx, KernelKind::Attention);
+  cuda::attention_prefix_forward(deviceOf(ctx), args, prefixRows, pk, pv, gate, out, q, k, v,
+                                 kCache, vCache);
+}
+
+template <>
 void layernorm_forward<float>(Context &ctx, float *out, const float *x, const float *w,
                               const float *b, int64_t rows, int64_t C, float eps) {
   ProfileScope profile(ctx, KernelKind::Norm);
@@ -172,6 +182,17 @@ void attention_backward<float>(Context &ctx, const AttentionArgs &args, float *d
                                const float *v) {
   ProfileScope profile(ctx, KernelKind::Attention);
   cuda::attention_backward(deviceOf(ctx), args, dq, dk, dv, dout, q, k, v);
+}
+
+template <>
+void attention_prefix_backward<float>(Context &ctx, const AttentionArgs &args,
+                                      int64_t prefixRows, const float *pk, const float *pv,
+                                      const float *gate, float *dpk, float *dpv, float *dq,
+                                      float *dk, float *dv, const float *dout, const float *q,
+                                      const float *k, const float *v) {
+  ProfileScope profile(ctx, KernelKind::Attention);
+  cuda::attention_prefix_backward(deviceOf(ctx), args, prefixRows, pk, pv, gate, dpk, dpv, dq,
+                                  dk, dv, dout, q, k, v);
 }
 
 template <>

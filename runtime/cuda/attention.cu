@@ -18,13 +18,18 @@
 //    per query row and head, looping over the visible keys only), so
 //    nothing in the captured launches depends on the step and the work does
 //    on its length.
-//  - Backward (training shapes, start = 0, keys = the projections): the
-//    softmax is recomputed, then dP = dOut V^T, dS = P (dP - rowsum(dP P))
-//    in place, dQ += scale dS K, dK += scale dS^T Q, dV += P^T dOut; heads
-//    of a kv group add into the same dK/dV in head order (the stream orders
-//    them): deterministic, no atomics.
+//  - Backward (training shapes, keys = the projections): the softmax is
+//    recomputed, then dP = dOut V^T, dS = P (dP - rowsum(dP P)) in place,
+//    dQ += scale dS K, dK += scale dS^T Q, dV += P^T dOut; heads of a kv
+//    group add into the same dK/dV in head order (the stream orders them):
+//    deterministic, no atomics. attention_backward has start = 0 (a square
+//    tile); attention_backward_keys takes the R x (start + R) tile of
+//    prefix tuning (attention_prefix.cu).
+//  - Which keys a row sees besides its causal limit (a key mask, a prefix
+//    and its gate) is attention_keys.h's rule, read by the softmax kernels.
 //
 //===----------------------------------------------------------------------===//
+#include "cuda/attention_keys.h"
 #include "cuda/block_reduce.cuh"
 #include "cuda/check.h"
 #include "cuda/kernels_cuda.h"
@@ -41,17 +46,18 @@ using Rows = RowReduce<float>;
 
 // Row (b, r) of the scores ([.., keys] rows), in place: softmax over the
 // visible keys j < start + rows (and j <= start + r when causal, and
-// mask[b * cap + j] != 0 when masked); invisible keys and rows without any
-// get 0. keys = start + rows (the decode step with its position on the
-// device has a kernel of its own: attention_decode.cu).
-__global__ void maskedSoftmaxKernel(float *s, int64_t rows, int64_t keys, int64_t cap,
-                                    int64_t start, bool causal, const int32_t *mask) {
+// keyVisible: attention_keys.h); invisible keys and rows without any get 0.
+// keys = start + rows (the decode step with its position on the device has
+// a kernel of its own: attention_decode.cu).
+__global__ void maskedSoftmaxKernel(float *s, int64_t rows, int64_t keys, int64_t start,
+                                    bool causal, KeyVisibility vis) {
   __shared__ Rows::Storage shared;
   const int64_t b = blockIdx.x / rows, r = blockIdx.x % rows;
   float *row = s + (int64_t)blockIdx.x * keys;
   const int64_t seen = start + rows < keys ? start + rows : keys;
   const int64_t limit = causal ? (start + r + 1 < seen ? start + r + 1 : seen) : seen;
-  auto visible = [&](int64_t j) { return j < limit && (!mask || mask[b * cap + j] != 0); };
+  const bool open = prefixOpen(vis);
+  auto visible = [&](int64_t j) { return j < limit && keyVisible(vis, open, b, j); };
   float part = -INFINITY;
   for (int64_t j = threadIdx.x; j < keys; j += kThreads)
     if (visible(j))
@@ -85,12 +91,13 @@ __global__ void softmaxGradInPlaceKernel(float *dp, const float *p, int64_t keys
 }
 
 // cache rows [start, start + rows) of sequence blockIdx.y = the new rows
-// (start from startDev when set, as maskedSoftmaxKernel).
+// (start = *startDev + prefix when startDev is set: the decode step's
+// position counts tokens, the prefix's rows come first).
 __global__ void cacheWriteKernel(float *cache, const float *x, int64_t rows, int64_t kvDim,
                                  int64_t rowStride, int64_t batchStride, int64_t cap,
-                                 int64_t hostStart, const int64_t *startDev) {
+                                 int64_t hostStart, const int64_t *startDev, int64_t prefix) {
   const int64_t b = blockIdx.y;
-  const int64_t start = startDev ? *startDev : hostStart;
+  const int64_t start = startDev ? *startDev + prefix : hostStart;
   for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < rows * kvDim;
        e += (int64_t)gridDim.x * blockDim.x) {
     const int64_t r = e / kvDim, c = e % kvDim;
@@ -123,6 +130,12 @@ unsigned rowBlocks(int64_t n) {
 
 void attention_forward(Device &dev, const AttentionArgs &a, float *out, const float *q,
                        const float *k, const float *v, float *kc, float *vc) {
+  attention_forward_keys(dev, a, plainKeys(a), out, q, k, v, kc, vc);
+}
+
+void attention_forward_keys(Device &dev, const AttentionArgs &a, const KeyVisibility &keys,
+                            float *out, const float *q, const float *k, const float *v,
+                            float *kc, float *vc) {
   host::checkAttentionHeads("attention_forward", a);
   if (a.start < 0 || a.start + a.rows > a.cacheCapacity)
     fail("attention_forward: rows [" + std::to_string(a.start) + ", " +
@@ -147,28 +160,31 @@ void attention_forward(Device &dev, const AttentionArgs &a, float *out, const fl
       dim3 grid(blocksFor(a.rows * kvDim), (unsigned)a.batch);
       cacheWriteKernel<<<grid, kThreads, 0, dev.compute>>>(cache, x, a.rows, kvDim,
                                                           a.kvRowStride, a.kvBatchStride, cap,
-                                                          a.start, dev.stepStart);
+                                                          a.start, dev.stepStart, keys.prefix);
       BMRT_CUDA_CHECK_LAUNCH("cacheWriteKernel");
     }
   }
   if (deviceStart) {
-    dev.stepCapacity = dev.stepCapacity > 0 && dev.stepCapacity < cap ? dev.stepCapacity : cap;
-    attention_decode(dev, a, out, q, kc, vc);
+    // The replay's bound counts tokens (decode_graph.cpp compares it with
+    // the host's position): the prefix's rows are not theirs.
+    const int64_t tokens = cap - keys.prefix;
+    dev.stepCapacity =
+        dev.stepCapacity > 0 && dev.stepCapacity < tokens ? dev.stepCapacity : tokens;
+    attention_decode(dev, a, keys, out, q, kc, vc);
     return;
   }
-  const int64_t keys = a.start + a.rows;
-  float *s = (float *)scratchOf(dev, sizeof(float) * a.batch * a.rows * keys);
+  const int64_t nk = a.start + a.rows;
+  float *s = (float *)scratchOf(dev, sizeof(float) * a.batch * a.rows * nk);
   for (int64_t h = 0; h < a.heads; ++h) {
     const int64_t g = h / group;
-    product(dev, Trans::N, Trans::T, a.rows, keys, hd, a.scale, q + h * hd, a.qRowStride,
-            a.qBatchStride, kc + g * hd, kvDim, cap * kvDim, 0.0f, s, keys, a.rows * keys,
+    product(dev, Trans::N, Trans::T, a.rows, nk, hd, a.scale, q + h * hd, a.qRowStride,
+            a.qBatchStride, kc + g * hd, kvDim, cap * kvDim, 0.0f, s, nk, a.rows * nk,
             a.batch);
     maskedSoftmaxKernel<<<rowBlocks(a.batch * a.rows), kThreads, 0, dev.compute>>>(
-        s, a.rows, keys, cap, a.start, a.causal, a.keyMask);
+        s, a.rows, nk, a.start, a.causal, keys);
     BMRT_CUDA_CHECK_LAUNCH("maskedSoftmaxKernel");
-    product(dev, Trans::N, Trans::N, a.rows, hd, keys, 1.0f, s, keys, a.rows * keys,
-            vc + g * hd, kvDim, cap * kvDim, 0.0f, out + h * hd, a.outRowStride,
-            a.outBatchStride, a.batch);
+    product(dev, Trans::N, Trans::N, a.rows, hd, nk, 1.0f, s, nk, a.rows * nk, vc + g * hd,
+            kvDim, cap * kvDim, 0.0f, out + h * hd, a.outRowStride, a.outBatchStride, a.batch);
   }
 }
 
@@ -183,33 +199,41 @@ void attention_backward(Device &dev, const AttentionArgs &a, float *dq, float *d
          std::to_string(a.cacheCapacity) + ") is shorter than rows " + std::to_string(a.rows));
   if (a.rows == 0 || (!dq && !dk && !dv))
     return;
-  const int64_t hd = a.headDim, T = a.rows, group = a.heads / a.kvHeads;
-  const int64_t tile = T * T, tiles = a.batch * tile;
-  float *p = (float *)scratchOf(dev, sizeof(float) * 2 * tiles), *dp = p + tiles;
+  const int64_t tiles = a.batch * a.rows * a.rows;
+  float *p = (float *)scratchOf(dev, sizeof(float) * 2 * tiles);
+  attention_backward_keys(dev, a, plainKeys(a), p, p + tiles, dq, dk, dv, dout, q, k, v);
+}
+
+void attention_backward_keys(Device &dev, const AttentionArgs &a, const KeyVisibility &keys,
+                             float *p, float *dp, float *dq, float *dk, float *dv,
+                             const float *dout, const float *q, const float *k, const float *v) {
+  // R query rows against NK = start + R keys: query r is key start + r.
+  const int64_t hd = a.headDim, R = a.rows, NK = a.start + a.rows, group = a.heads / a.kvHeads;
+  const int64_t tile = R * NK;
   for (int64_t h = 0; h < a.heads; ++h) {
     const int64_t g = h / group;
     const float *qh = q + h * hd, *kg = k + g * hd, *vg = v + g * hd, *doh = dout + h * hd;
     // P, recomputed as the forward does.
-    product(dev, Trans::N, Trans::T, T, T, hd, a.scale, qh, a.qRowStride, a.qBatchStride, kg,
-            a.kvRowStride, a.kvBatchStride, 0.0f, p, T, tile, a.batch);
-    maskedSoftmaxKernel<<<rowBlocks(a.batch * T), kThreads, 0, dev.compute>>>(
-        p, T, T, a.cacheCapacity, 0, a.causal, a.keyMask);
+    product(dev, Trans::N, Trans::T, R, NK, hd, a.scale, qh, a.qRowStride, a.qBatchStride, kg,
+            a.kvRowStride, a.kvBatchStride, 0.0f, p, NK, tile, a.batch);
+    maskedSoftmaxKernel<<<rowBlocks(a.batch * R), kThreads, 0, dev.compute>>>(
+        p, R, NK, a.start, a.causal, keys);
     BMRT_CUDA_CHECK_LAUNCH("maskedSoftmaxKernel");
     if (dv) // dV_g += P^T dOut_h
-      product(dev, Trans::T, Trans::N, T, hd, T, 1.0f, p, T, tile, doh, a.outRowStride,
+      product(dev, Trans::T, Trans::N, NK, hd, R, 1.0f, p, NK, tile, doh, a.outRowStride,
               a.outBatchStride, 1.0f, dv + g * hd, a.kvRowStride, a.kvBatchStride, a.batch);
     if (!dq && !dk)
       continue;
     // dP = dOut_h V_g^T, then dS = P (dP - rowsum(dP P)) over it.
-    product(dev, Trans::N, Trans::T, T, T, hd, 1.0f, doh, a.outRowStride, a.outBatchStride, vg,
-            a.kvRowStride, a.kvBatchStride, 0.0f, dp, T, tile, a.batch);
-    softmaxGradInPlaceKernel<<<rowBlocks(a.batch * T), kThreads, 0, dev.compute>>>(dp, p, T);
+    product(dev, Trans::N, Trans::T, R, NK, hd, 1.0f, doh, a.outRowStride, a.outBatchStride, vg,
+            a.kvRowStride, a.kvBatchStride, 0.0f, dp, NK, tile, a.batch);
+    softmaxGradInPlaceKernel<<<rowBlocks(a.batch * R), kThreads, 0, dev.compute>>>(dp, p, NK);
     BMRT_CUDA_CHECK_LAUNCH("softmaxGradInPlaceKernel");
     if (dq) // dQ_h += scale dS K_g
-      product(dev, Trans::N, Trans::N, T, hd, T, a.scale, dp, T, tile, kg, a.kvRowStride,
+      product(dev, Trans::N, Trans::N, R, hd, NK, a.scale, dp, NK, tile, kg, a.kvRowStride,
               a.kvBatchStride, 1.0f, dq + h * hd, a.qRowStride, a.qBatchStride, a.batch);
     if (dk) // dK_g += scale dS^T Q_h
-      product(dev, Trans::T, Trans::N, T, hd, T, a.scale, dp, T, tile, qh, a.qRowStride,
+      product(dev, Trans::T, Trans::N, NK, hd, R, a.scale, dp, NK, tile, qh, a.qRowStride,
               a.qBatchStride, 1.0f, dk + g * hd, a.kvRowStride, a.kvBatchStride, a.batch);
   }
 }

@@ -11,7 +11,8 @@
 //  2. scores: each warp takes keys j = warp, warp + warps, ... < limit
 //     (limit = start + r + 1 when causal, else start + rows), the lanes split
 //     the head dimension and cub::WarpReduce adds their products; a key the
-//     mask hides scores -inf;
+//     mask hides (or a prefix key its gate turns off: attention_keys.h)
+//     scores -inf;
 //  3. the softmax over [0, limit) (block max and sum: block_reduce.cuh);
 //  4. out = P V: the block's threads are groups of headDim threads, group g
 //     adding keys j = g, g + groups, ..., each thread one output column;
@@ -24,6 +25,7 @@
 // [0, limit) of each row is written or read).
 //
 //===----------------------------------------------------------------------===//
+#include "cuda/attention_keys.h"
 #include "cuda/block_reduce.cuh"
 #include "cuda/check.h"
 #include "cuda/kernels_cuda.h"
@@ -52,7 +54,7 @@ struct DecodeShape {
 
 // Block (b * rows + r, h): query row r of sequence b, head h.
 __global__ void decodeAttentionKernel(float *out, const float *q, const float *kc,
-                                      const float *vc, float *scores, const int32_t *mask,
+                                      const float *vc, float *scores, KeyVisibility vis,
                                       const int64_t *startDev, DecodeShape s) {
   extern __shared__ float qs[]; // the query row, s.hd floats
   __shared__ Rows::Storage shared;
@@ -60,7 +62,8 @@ __global__ void decodeAttentionKernel(float *out, const float *q, const float *k
   __shared__ float partial[kThreads];
   const int64_t b = blockIdx.x / s.rows, r = blockIdx.x % s.rows, h = blockIdx.y;
   const int64_t g = h / s.group;
-  const int64_t start = *startDev;
+  const int64_t start = *startDev + vis.prefix; // the cache row of query row 0
+  const bool open = prefixOpen(vis);
   const int64_t seen = start + s.rows < s.cap ? start + s.rows : s.cap;
   const int64_t limit = s.causal ? (start + r + 1 < seen ? start + r + 1 : seen) : seen;
   float *row = scores + ((int64_t)blockIdx.x * s.heads + h) * s.cap;
@@ -82,7 +85,7 @@ __global__ void decodeAttentionKernel(float *out, const float *q, const float *k
     dot = cub::WarpReduce<float>(warpTmp[warp]).Sum(dot); // on lane 0
     __syncwarp(); // the warp's storage is reused by its next key
     if (lane == 0)
-      row[j] = mask && mask[b * s.cap + j] == 0 ? -INFINITY : s.scale * dot;
+      row[j] = keyVisible(vis, open, b, j) ? s.scale * dot : -INFINITY;
   }
   __syncthreads();
 
@@ -135,8 +138,8 @@ __global__ void decodeAttentionKernel(float *out, const float *q, const float *k
 
 } // namespace
 
-void attention_decode(Device &dev, const AttentionArgs &a, float *out, const float *q,
-                      const float *kCache, const float *vCache) {
+void attention_decode(Device &dev, const AttentionArgs &a, const KeyVisibility &keys,
+                      float *out, const float *q, const float *kCache, const float *vCache) {
   if (!dev.stepStart)
     fail("attention_decode: the step's position is not in device memory (Device::stepStart; "
          "a bmrt bug)");
@@ -158,7 +161,7 @@ void attention_decode(Device &dev, const AttentionArgs &a, float *out, const flo
       (float *)scratchOf(dev, sizeof(float) * (size_t)(blocks * a.heads * a.cacheCapacity));
   dim3 grid((unsigned)blocks, (unsigned)a.heads);
   decodeAttentionKernel<<<grid, kThreads, sizeof(float) * (size_t)a.headDim, dev.compute>>>(
-      out, q, kCache, vCache, scores, a.keyMask, dev.stepStart, s);
+      out, q, kCache, vCache, scores, keys, dev.stepStart, s);
   BMRT_CUDA_CHECK_LAUNCH("decodeAttentionKernel");
 }
 

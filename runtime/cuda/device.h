@@ -68,6 +68,8 @@ struct Device {
   // the attention spans the cache's whole capacity (keys past the position
   // masked), so one captured graph serves every step. `stepCapacity` is the
   // smallest KV-cache capacity such an attention saw (the replay's bound).
+  // Both count tokens: prefix tuning's prefix rows come before the position
+  // (attention_keys.h).
   const int64_t *stepStart = nullptr;
   int64_t stepCapacity = 0;
   // sample_token's draw settings and result (sampling_draw.h): device memory

@@ -149,18 +149,40 @@ struct NeedsHostPosition : Error {
 /// formula; its sums are in another order than the GEMMs', so its rounding
 /// may differ from the plain path's). args.start is then only checked; k
 /// and v must not be the cache's own rows (that place depends on the
-/// host's start).
+/// host's start). That decode step's attention (attention_decode.cu,
+/// declared in attention_keys.h) has a grid sized by the arguments and
+/// decides and loops over the visible keys on the device, so a captured
+/// graph replays it at any position and its work grows with the position,
+/// not the capacity.
 void attention_forward(Device &dev, const AttentionArgs &args, float *out, const float *q,
                        const float *k, const float *v, float *kCache, float *vCache);
-/// attention_forward's decode step with dev.stepStart set, after the cache
-/// write (attention_decode.cu): a grid sized by the arguments, the visible
-/// keys decided and looped over on the device, so a captured graph replays
-/// it at any position and the work grows with the position, not the
-/// capacity.
-void attention_decode(Device &dev, const AttentionArgs &args, float *out, const float *q,
-                      const float *kCache, const float *vCache);
 void attention_backward(Device &dev, const AttentionArgs &args, float *dq, float *dk, float *dv,
                         const float *dout, const float *q, const float *k, const float *v);
+
+//===--- Prefix tuning's attention (attention_prefix.cu) -------------------===//
+
+/// bmrt::attention_prefix_forward: pk/pv ([P, kv width]) into cache rows
+/// [0, P) of every sequence, then attention_forward over the tokens at rows
+/// P + start + r (a rectangular rows x (P + start + rows) score tile, the
+/// causal limit offset by P). The prefix keys are not copied into a widened
+/// mask: the softmax reads the rule (attention_keys.h), the gate (device
+/// memory) included. With dev.stepStart set (a decode step as a graph) the
+/// device's position counts tokens, as the host's start does.
+void attention_prefix_forward(Device &dev, const AttentionArgs &args, int64_t prefixRows,
+                              const float *pk, const float *pv, const float *gate, float *out,
+                              const float *q, const float *k, const float *v, float *kCache,
+                              float *vCache);
+/// bmrt::attention_prefix_backward: the keys [pk; k[b]] and values
+/// [pv; v[b]] assembled into scratch, attention_backward's products over the
+/// R x (P + R) tile with query r at key P + r, then the key/value gradients
+/// split: rows [P, P + R) added into dk/dv, rows [0, P) summed over the
+/// batch in batch order (one thread per element: the host's order) into
+/// dpk/dpv. Scratch: four [batch, P + R, kv width] buffers and two score
+/// tiles.
+void attention_prefix_backward(Device &dev, const AttentionArgs &args, int64_t prefixRows,
+                               const float *pk, const float *pv, const float *gate, float *dpk,
+                               float *dpv, float *dq, float *dk, float *dv, const float *dout,
+                               const float *q, const float *k, const float *v);
 
 //===--- Gathers, scatters, rotary (indexing.cu) ---------------------------===//
 

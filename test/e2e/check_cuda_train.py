@@ -3,6 +3,7 @@
 label cuda-gpu; test/runtime/cuda/CMakeLists.txt).
 
   check_cuda_train.py PROBE CUDA_EXE HOST_EXE CONFIG WORKDIR [CUDA_Z2_EXE [CUDA_Z3_EXE]]
+                      [--infer CUDA_INFER_EXE HOST_INFER_EXE]
 
 Without a GPU (PROBE, bmb-cuda-probe, fails) it prints why and exits 77,
 which ctest reports as Skipped. With one, both executables train STEPS
@@ -39,12 +40,25 @@ loss of every step and saving a checkpoint, then:
    the host to the loss of the zero = 0 two-rank run's checkpoint within
    1e-4.
    With fewer GPUs this part says so and is left out.
+ - with --infer (the infer job of the same delta: prefix tuning's, whose
+   prefixes sit in the first rows of each layer's KV cache), both infer
+   executables on the host's trained checkpoint, greedy, INFER_STEPS
+   tokens: the same ids, and the prefill's and every decode step's dumped
+   logits within 1e-4 (max|cuda - host| / max|host|, check_cuda_infer.py's
+   tolerance: only summation orders differ; a greedy near-tie within that
+   could flip an id, but prompt and weights are fixed, so a pass is
+   reproducible); then the device's decode steps
+   as a CUDA graph (the default: the position and the prefix's gate read on
+   the device) against $BMB_CUDA_GRAPHS=0 (the same kernels launched one by
+   one): ids and logits bitwise equal, and no note of a fallback.
 """
 
 import os
 import shutil
 import subprocess
 import sys
+
+import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -95,6 +109,14 @@ def rel(a, b):
 
 
 def main(argv):
+    infer = None
+    if "--infer" in argv:
+        at = argv.index("--infer")
+        if len(argv) < at + 3:
+            print(__doc__, file=sys.stderr)
+            return 2
+        infer = tuple(os.path.abspath(a) for a in argv[at + 1:at + 3])
+        argv = argv[:at] + argv[at + 3:]
     if len(argv) not in (6, 7, 8):
         print(__doc__, file=sys.stderr)
         return 2
@@ -134,7 +156,51 @@ def main(argv):
                     "(cuda) and %.9g (host)" % (ours_eval, ref_eval))
     check_resume(fails, s, cuda_exe, ours)
     check_two_ranks(fails, s, cuda_exe, host_exe, z2_exe, z3_exe)
+    if infer and ref is not None:
+        check_infer_job(fails, s, infer, check_train.latest(host_save))
     return fails.exit_code()
+
+
+INFER_STEPS = 6
+
+
+def infer_run(fails, s, label, exe, checkpoint, graphs="1"):
+    """Greedy ids and the concatenated dumped logits of prefill and decode
+    steps, and stderr (or None)."""
+    out = os.path.join(s.dir, "infer-dump-" + label.replace(" ", "-"))
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [exe, "--load", checkpoint, "--prompt-ids", "1,2,3,4,5", "--max-tokens",
+           str(INFER_STEPS), "--sampling", "greedy", "--ignore-eos", "--output", "ids",
+           "--dump", out]
+    print("$ BMB_CUDA_GRAPHS=%s %s" % (graphs, " ".join(cmd)), flush=True)
+    p = subprocess.run(cmd, capture_output=True, timeout=600,
+                       env=dict(os.environ, BMB_CUDA_GRAPHS=graphs))
+    if p.returncode != 0:
+        fails.add("%s: exit %s\n%s" % (label, p.returncode, harness.tail(p.stderr)))
+        return None
+    logits = np.concatenate([np.load(os.path.join(out, "step%04d_logits.npy" % k)).reshape(-1)
+                             for k in range(INFER_STEPS)])
+    return harness.text(p.stdout).split(), logits, harness.text(p.stderr)
+
+
+def check_infer_job(fails, s, infer, checkpoint):
+    cuda_infer, host_infer = infer
+    ours = infer_run(fails, s, "cuda infer", cuda_infer, checkpoint)
+    ref = infer_run(fails, s, "host infer", host_infer, checkpoint)
+    if ours is None or ref is None:
+        return
+    err = float(np.max(np.abs(ours[1] - ref[1])) / max(np.max(np.abs(ref[1])), 1e-30))
+    print("infer (prefill and %d decode steps): ids cuda %s, host %s; logits rel %.2e"
+          % (INFER_STEPS - 1, ours[0], ref[0], err))
+    fails.check(ours[0] == ref[0], "infer ids: cuda %s, host %s" % (ours[0], ref[0]))
+    fails.check(err <= TOL, "infer logits: cuda vs host rel %.2e > %.0e" % (err, TOL))
+    steps = infer_run(fails, s, "cuda infer launch by launch", cuda_infer, checkpoint, "0")
+    if steps is None:
+        return
+    fails.check(ours[0] == steps[0] and np.array_equal(ours[1], steps[1]),
+                "infer: the decode graph's ids or logits differ from launch by launch")
+    fails.check("launch by launch" not in ours[2] and "host positions" not in ours[2],
+                "infer: the decode graph fell back: %s" % harness.tail(ours[2]))
 
 
 def gpu_count():

@@ -10,7 +10,8 @@ tune suite's fixture). Without a GPU (PROBE, bmb-cuda-probe, fails) it
 prints why and exits 77, which ctest reports as Skipped. With one, per job
 (GPT-2 nano: two masks, reduce first and mean, calibration, a soft token;
 BERT-tiny: reduce max, calibration, WordPiece words; the two soft
-verbalizers) both executables start from check_tune.Setup's backbone and
+verbalizers; prefix tuning with a soft verbalizer, its prefixes drawn by
+check_tune.Setup in place of the LoRA tensors) both executables start from check_tune.Setup's backbone and
 LoRA tensors and run the same command (data, seed, held-out split):
  - one step's --dump-grads: every gradient within 1e-4 of the largest
    host value (check_tune's tolerance against torch);
@@ -148,7 +149,7 @@ def main(argv):
         print("skipped: no usable GPU: %s" % harness.tail(p.stderr + p.stdout, 3))
         return SKIPPED
     fails = harness.Failures("check_cuda_tune")
-    for name in ("gpt2", "bert", "gpt2-soft", "bert-soft"):
+    for name in ("gpt2", "bert", "gpt2-soft", "bert-soft", "gpt2-prefix"):
         check_job(fails, name, cuda_dir, host_dir, os.path.join(workdir, "cuda-tune"))
     return fails.exit_code()
 

@@ -75,6 +75,11 @@ JOBS = {
     # BertModel: no head, so the verbalizer reads the last hidden state.
     "bert-soft": dict(exe="e2e_tune_bert_soft", family="bert", config="bert-tiny", batch=4,
                       seq=32, soft_verbalizer=True, headless=True),
+    # Prefix tuning (4 positions a layer) with the soft verbalizer: run by
+    # check_cuda_tune.py only (the device against the host executable);
+    # this file's modes do not take it.
+    "gpt2-prefix": dict(exe="e2e_tune_gpt2_prefix", family="gpt2", config="gpt2-nano",
+                        batch=4, seq=48, soft_verbalizer=True, prefix=4),
 }
 LABELS = ["negative", "positive"]
 GRAD_EXAMPLES = [("the film was fine", "positive"), ("a dull and slow story", "negative"),
@@ -124,9 +129,13 @@ class Setup:
         n = lambda *shape: rng.normal(0.0, 0.3, shape).astype(np.float32)  # noqa: E731
         prefix = "h" if family == "gpt2" else "enc" if self.headless else "bert.enc"
         self.deltas = {}
-        for m in ("q", "v"):
-            self.deltas["%s.attn.%s.lora_a" % (prefix, m)] = n(L, RANK, D)
-            self.deltas["%s.attn.%s.lora_b" % (prefix, m)] = n(L, D, RANK)
+        if "prefix" in self.job:  # [layers, length, kv width] keys and values
+            for part in ("key", "value"):
+                self.deltas["%s.attn.prefix_%s" % (prefix, part)] = n(L, self.job["prefix"], D)
+        else:
+            for m in ("q", "v"):
+                self.deltas["%s.attn.%s.lora_a" % (prefix, m)] = n(L, RANK, D)
+                self.deltas["%s.attn.%s.lora_b" % (prefix, m)] = n(L, D, RANK)
         if name == "bert":  # {soft} has no init word: its row comes from the file
             self.deltas["prompt.soft"] = (0.02 * n(1, D) / 0.3).astype(np.float32)
         self.start = os.path.join(self.dir, "start.safetensors")

@@ -85,6 +85,40 @@ def bf16(t):
     return t.to(torch.float32).to(torch.bfloat16).to(t.dtype)
 
 
+class RoundedBmm(torch.autograd.Function):
+    """a @ b (batched) with both inputs rounded to bf16; the backward rounds
+    the incoming gradient and the other input: attention's Q K^T and P V,
+    whose gradient op rounds dS and K (dQ), dS and Q (dK), dO and V (dP),
+    P and dO (dV). Softmax and its backward stay unrounded."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return bf16(a) @ bf16(b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        g = bf16(g)
+        return g @ bf16(b).transpose(-1, -2), bf16(a).transpose(-1, -2) @ g
+
+
+def rounded_attention(attn):
+    """GPT2Attention._attn (eager, causal, no mask) with its two matmuls
+    rounding their inputs as RoundedBmm does; scaling and softmax unrounded."""
+    assert attn.scale_attn_weights and not attn.scale_attn_by_inverse_layer_idx
+
+    def _attn(query, key, value, attention_mask=None, head_mask=None):
+        assert attention_mask is None and head_mask is None
+        w = RoundedBmm.apply(query, key.transpose(-1, -2)) / value.size(-1) ** 0.5
+        q_len, k_len = query.size(-2), key.size(-2)
+        causal = attn.bias[:, :, k_len - q_len:k_len, :k_len]
+        w = torch.where(causal, w, torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype))
+        p = torch.nn.functional.softmax(w, dim=-1)
+        return RoundedBmm.apply(attn.attn_dropout(p), value), p
+    return _attn
+
+
 class RoundedMatmul(torch.autograd.Function):
     """x @ w with both inputs rounded to bf16; the backward GEMMs round the
     incoming gradient and their other input too (our linear_grad_input /
@@ -105,13 +139,17 @@ class RoundedMatmul(torch.autograd.Function):
 
 
 def emulated_model(s):
-    """The Hugging Face model in float64 with every GEMM but attention's
-    rounding its inputs to bf16 (our bf16 program's numerics)."""
+    """The Hugging Face model in float64 with every GEMM, attention's two
+    matmuls included, rounding its inputs to bf16 (our bf16 program's
+    numerics)."""
+    from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
     from transformers.pytorch_utils import Conv1D
     m = s.model().double()
     for mod in m.modules():
         if isinstance(mod, Conv1D):
             mod.forward = (lambda x, mod=mod: RoundedMatmul.apply(x, mod.weight) + mod.bias)
+        if isinstance(mod, GPT2Attention):
+            mod._attn = rounded_attention(mod)
     head = m.lm_head
     head.forward = lambda h: RoundedMatmul.apply(h, head.weight.T)
     return m

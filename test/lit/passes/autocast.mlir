@@ -6,6 +6,12 @@
 // RUN: bmb-opt %s -split-input-file --bmb-autocast | FileCheck %s --check-prefix=MARK
 // RUN: bmb-opt %s -split-input-file --bmb-autocast --bmb-autodiff | FileCheck %s --check-prefix=GRAD
 // RUN: bmb-opt %s -split-input-file --bmb-autocast --bmb-autodiff --bmb-insert-optimizer --bmb-lower-to-exec | FileCheck %s --check-prefix=EXEC
+// attention=false (bmbc's choice for --target=cuda): attention stays fp32, the GEMMs are marked.
+// RUN: bmb-opt %s -split-input-file '--bmb-autocast=attention=false' | FileCheck %s --check-prefix=NOATT
+// NOATT-NOT:  bmb.attention {{.*}}bmb.autocast
+// NOATT:      bmb.attention {{.*}} {causal, heads = 2 : i64
+// NOATT-NEXT: bmb.fused_classifier {{.*}} {bmb.autocast = bf16
+// NOATT-NOT:  bmb.attention {{.*}}bmb.autocast
 
 // MARK-LABEL: func.func @loss
 // MARK:         bmb.embedding

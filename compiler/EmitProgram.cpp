@@ -440,8 +440,11 @@ void Emitter::emitOp(Operation *op) {
        << in << "  a.causal = " << (a.getCausal() ? "true" : "false") << ";\n"
        << in << "  a.scale = " << llvm::formatv("{0:e}f", a.getScale().convertToDouble()).str()
        << ";\n"
-       << in << "  a.keyMask = " << opt(a.getMask()) << ";\n"
-       << in << "  attention" << (a.getPrefixK() ? "_prefix" : "") << "_forward<"
+       << in << "  a.keyMask = " << opt(a.getMask()) << ";\n";
+    // bmb-autocast's mark: the matmuls' inputs are rounded (bmrt/kernels.h).
+    if (std::string p = lowPrecisionArg(a); !p.empty())
+      os << in << "  a.lowp = true; a.lowPrecision = " << p << ";\n";
+    os << in << "  attention" << (a.getPrefixK() ? "_prefix" : "") << "_forward<"
        << cType(mt(a.getOut()).getElementType()) << ">(ctx, a, ";
     if (a.getPrefixK()) // prefix tuning: the prefix's rows, keys, values and gate
       os << mt(a.getPrefixK()).getDimSize(0) << ", " << name(a.getPrefixK()) << ", "

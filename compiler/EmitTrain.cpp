@@ -275,8 +275,10 @@ bool Emitter::emitTrainOp(Operation *op) {
        << in << "  a.causal = " << (a.getCausal() ? "true" : "false") << ";\n"
        << in << "  a.scale = " << llvm::formatv("{0:e}f", a.getScale().convertToDouble()).str()
        << ";\n"
-       << in << "  a.keyMask = " << opt(a.getMask()) << ";\n"
-       << in << "  attention" << (a.getPrefixK() ? "_prefix" : "") << "_backward<"
+       << in << "  a.keyMask = " << opt(a.getMask()) << ";\n";
+    if (std::string p = lowPrecisionArg(a); !p.empty()) // bmb-autocast's mark
+      os << in << "  a.lowp = true; a.lowPrecision = " << p << ";\n";
+    os << in << "  attention" << (a.getPrefixK() ? "_prefix" : "") << "_backward<"
        << elem(a.getQ()) << ">(ctx, a, ";
     if (a.getPrefixK()) // prefix tuning: the prefixes, their gate and gradients
       os << mt(a.getPrefixK()).getDimSize(0) << ", " << name(a.getPrefixK()) << ", "

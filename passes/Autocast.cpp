@@ -2,18 +2,16 @@
 //
 // bmb-autocast (docs/passes.md, docs/training.md "Mixed precision"). For a
 // train job with `precision = bf16` (or fp16) it marks the GEMM-class ops of
-// the loss function - `bmb.linear`, `bmb.lm_head` and the head GEMM of
-// `bmb.fused_classifier` - with `bmb.autocast = bf16`: their inputs are
-// rounded to bf16, the products accumulated in fp32 and written in fp32, as
-// torch.autocast and the tensor cores do. Norms, softmax, attention, the
-// loss and the optimizer are not marked: they stay fp32, and the params stay
-// fp32 (the master weights). It runs before bmb-autodiff (DESIGN: autocast
+// the loss function - `bmb.linear`, `bmb.lm_head`, the head GEMM of
+// `bmb.fused_classifier` and the two matmuls of `bmb.attention` - with
+// `bmb.autocast = bf16`: their inputs are rounded to bf16, the products
+// accumulated in fp32 and written in fp32, as torch.autocast and the tensor
+// cores do (attention: q, k, v and the probabilities before P.V; its
+// softmax and scaling stay fp32). Norms, the loss and the optimizer are not
+// marked: they stay fp32, and the params stay fp32 (the master weights). It runs before bmb-autodiff (DESIGN: autocast
 // comes before autodiff), which gives the gradient GEMMs of a marked op the
 // same mark; the lowering carries it to bmb_exec.gemm / bmb_exec.matmul, and
 // the emitter calls the runtime's reduced-input GEMMs for marked ones.
-//
-// Attention's two matmuls are not marked: the host attention kernel
-// computes them in fp32 (a reduced-input attention kernel is future work).
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Bmb/BmbOps.h"
@@ -34,9 +32,13 @@ using namespace mlir::bmb;
 
 namespace {
 
-bool isForwardGemm(Operation *op) { return isa<LinearOp, LMHeadOp, FusedClassifierOp>(op); }
+bool isForwardGemm(Operation *op) {
+  return isa<LinearOp, LMHeadOp, FusedClassifierOp, AttentionOp>(op);
+}
 
 struct AutocastPass : mlir::bmb::impl::AutocastPassBase<AutocastPass> {
+  using AutocastPassBase::AutocastPassBase;
+
   void runOnOperation() override {
     if (failed(forEachTrainJob(getOperation(),
                                [&](JobOp job, ModelOp model) { return apply(job, model); })))
@@ -60,7 +62,7 @@ struct AutocastPass : mlir::bmb::impl::AutocastPassBase<AutocastPass> {
     auto mark = TypeAttr::get(reduced);
     loss.getBody().walk([&](Operation *op) {
       // Only f32 GEMMs: a reduced type is a narrowing of fp32.
-      if (isForwardGemm(op) &&
+      if (isForwardGemm(op) && (attention || !isa<AttentionOp>(op)) &&
           cast<ShapedType>(op->getOperand(0).getType()).getElementType().isF32())
         op->setAttr(kAutocastAttr, mark);
     });

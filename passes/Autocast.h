@@ -2,7 +2,8 @@
 //
 // bmb-autocast (passes/Autocast.cpp) marks the GEMM-class ops of a mixed
 // precision train job with `bmb.autocast = bf16` (or f16): their inputs are
-// rounded to that type, the products are accumulated and stored in fp32.
+// rounded to that type, the products are accumulated and stored in fp32
+// (an attention op: the inputs of its two matmuls, not its softmax).
 // Everything else (norms, softmax, the loss, the optimizer) stays fp32.
 // Passes that create ops from marked ops carry the mark on: bmb-autodiff to
 // the gradient GEMMs of a marked op (AutocastMarker), the lowering to the

@@ -366,9 +366,10 @@ LogicalResult BackwardScope::differentiate() {
       return op->emitError("bmb-autodiff: no gradient rule for '")
              << op->getName() << "', which is on the path from a trainable "
              << "parameter to the loss";
-    // The gradient GEMMs of an autocast GEMM compute as it does.
+    // The gradient GEMMs of an autocast GEMM (attention: its gradient op's
+    // matmuls) compute as it does.
     AutocastMarker marker(b, op, [](Operation *g) {
-      return isa<LinearGradInputOp, LinearGradWeightOp>(g);
+      return isa<LinearGradInputOp, LinearGradWeightOp, AttentionGradOp>(g);
     });
     if (failed(rule(op, *this)))
       return failure();

@@ -132,8 +132,11 @@ void EntryLowering::ewise(Operation *op, StringRef kind, FloatAttr factor) {
 
 LogicalResult EntryLowering::lowerOp(Operation *op) {
   Location loc = op->getLoc();
-  // An autocast op's GEMMs take the mark along (passes/Autocast.h).
-  AutocastMarker marker(b, op, [](Operation *g) { return isa<ex::GemmOp, ex::MatmulOp>(g); });
+  // An autocast op's GEMMs take the mark along (passes/Autocast.h), and so
+  // does an autocast attention (forward or gradient).
+  AutocastMarker marker(b, op, [](Operation *g) {
+    return isa<ex::GemmOp, ex::MatmulOp, ex::AttentionOp, ex::AttentionGradOp>(g);
+  });
   if (train) {
     bool handled = false;
     LogicalResult r = lowerTrainOp(op, handled);

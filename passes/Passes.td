@@ -77,13 +77,19 @@ def AutocastPass : Pass<"bmb-autocast", "::mlir::ModuleOp"> {
   let description = [{
     For a train job with `precision = bf16` (or `fp16`), marks the
     GEMM-class ops of `@loss` (`bmb.linear`, `bmb.lm_head`,
-    `bmb.fused_classifier`'s head) with `bmb.autocast = bf16` (`f16`):
-    their inputs are rounded to the reduced type, products are accumulated
-    and stored in fp32. Norms, softmax, attention, the loss and the
-    optimizer stay fp32; the params stay fp32 (the master weights).
-    bmb-autodiff gives the gradient GEMMs of a marked op the same mark.
-    Runs after bmb-attach-loss, before bmb-autodiff.
+    `bmb.fused_classifier`'s head, and `bmb.attention` for its two
+    matmuls) with `bmb.autocast = bf16` (`f16`): their inputs are rounded
+    to the reduced type, products are accumulated and stored in fp32.
+    Norms, softmax (attention's too), the loss and the optimizer stay
+    fp32; the params stay fp32 (the master weights). bmb-autodiff gives
+    the gradient GEMMs of a marked op (and attention's gradient op) the
+    same mark. Runs after bmb-attach-loss, before bmb-autodiff.
   }];
+  let options = [
+    Option<"attention", "attention", "bool", /*default=*/"true",
+           "Mark bmb.attention too (bmbc turns it off for --target=cuda, whose "
+           "device attention has no reduced-input variant yet)">,
+  ];
 }
 
 def AutodiffPass : Pass<"bmb-autodiff", "::mlir::ModuleOp"> {

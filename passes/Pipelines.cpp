@@ -23,10 +23,12 @@ void mlir::bmb::populateInferPipeline(OpPassManager &pm) {
   pm.addPass(createPrepareForEmissionPass());
 }
 
-void mlir::bmb::populateAutodiffPipeline(OpPassManager &pm) {
+void mlir::bmb::populateAutodiffPipeline(OpPassManager &pm, const TrainingPipelineOptions &o) {
   pm.addPass(createInsertDeltasPass());
   pm.addPass(createAttachLossPass());
-  pm.addPass(createAutocastPass());
+  AutocastPassOptions autocast;
+  autocast.attention = o.autocastAttention;
+  pm.addPass(createAutocastPass(autocast));
   pm.addPass(createAutodiffPass());
   pm.addPass(createCheckpointActivationsPass());
   pm.addPass(createInsertOptimizerPass());
@@ -47,18 +49,18 @@ static void populateTrainingLowering(OpPassManager &pm) {
   pm.addPass(createPrepareForEmissionPass());
 }
 
-void mlir::bmb::populateTrainPipeline(OpPassManager &pm) {
+void mlir::bmb::populateTrainPipeline(OpPassManager &pm, const TrainingPipelineOptions &o) {
   populateFrontendPipeline(pm);
-  populateAutodiffPipeline(pm);
+  populateAutodiffPipeline(pm, o);
   populateTrainingLowering(pm);
 }
 
-void mlir::bmb::populateTunePipeline(OpPassManager &pm) {
+void mlir::bmb::populateTunePipeline(OpPassManager &pm, const TrainingPipelineOptions &o) {
   populateFrontendPipeline(pm);
   // The prompt plan first: it adds @prompt.soft and the soft embedding,
   // which the deltas' freezing and the loss then see.
   pm.addPass(createLowerPromptsPass());
-  populateAutodiffPipeline(pm);
+  populateAutodiffPipeline(pm, o);
   populateTrainingLowering(pm);
 }
 

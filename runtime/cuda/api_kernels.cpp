@@ -23,9 +23,20 @@ Device &deviceOf(Context &ctx) {
   return *ctx.device;
 }
 
+// bmb-autocast's reduced-input attention (AttentionArgs::lowp) has host
+// kernels only; bmbc leaves attention fp32 for --target=cuda, so a marked
+// call here would otherwise be computed in fp32 without a word.
+void refuseLowpAttention(const char *kernel, const AttentionArgs &a) {
+  if (a.lowp)
+    fail(std::string(kernel) + ": reduced-precision attention (AttentionArgs::lowp) is not "
+                               "implemented on the cuda backend (bmbc keeps attention fp32 "
+                               "for --target=cuda)");
+}
+
 } // namespace cuda
 
 using cuda::deviceOf;
+using cuda::refuseLowpAttention;
 
 //===--- Forward kernels (kernels.h) ---------------------------------------===//
 
@@ -41,6 +52,7 @@ template <>
 void attention_forward<float>(Context &ctx, const AttentionArgs &args, float *out, const float *q,
                               const float *k, const float *v, float *kCache, float *vCache) {
   ProfileScope profile(ctx, KernelKind::Attention);
+  refuseLowpAttention("attention_forward", args);
   cuda::attention_forward(deviceOf(ctx), args, out, q, k, v, kCache, vCache);
 }
 
@@ -181,6 +193,7 @@ void attention_backward<float>(Context &ctx, const AttentionArgs &args, float *d
                                float *dv, const float *dout, const float *q, const float *k,
                                const float *v) {
   ProfileScope profile(ctx, KernelKind::Attention);
+  refuseLowpAttention("attention_backward", args);
   cuda::attention_backward(deviceOf(ctx), args, dq, dk, dv, dout, q, k, v);
 }
 

@@ -22,9 +22,15 @@
 //  - Causal blocks are handed out last-first (they see the most keys), and
 //    scheduled dynamically.
 // Accumulation is in T (fp32 for float, fp64 for double).
+//  - bmb-autocast's mark (args.lowp, training only): an item rounds its
+//    queries and the K/V rows it reads into per-thread scratch (stride
+//    headDim) and points the block at the copies, and rounds the normalized
+//    probabilities in place before P.V (1/sum applied before, not after);
+//    the loops and sum orders are the fp32 ones.
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/kernels.h"
+#include "host/attention_lowp.h"
 #include "host/host_common.h"
 #include "host/simd_math.h"
 
@@ -354,6 +360,16 @@ void appendToCache(const AttentionArgs &a, const T *src, T *cache, int64_t kvDim
   }
 }
 
+// bmb-autocast: P normalized and rounded to p in place, as torch.autocast
+// rounds softmax's output before P.V; weightedSum's 1/sum becomes 1.
+template <class T> void roundProbabilities(QueryBlock<T> &blk, LowPrecision p, T *st) {
+  for (int64_t j = 0; j < blk.keyLimit; ++j)
+    for (int i = 0; i < blk.count; ++i)
+      st[j * kQueryBlock + i] = T(round_to(p, float(st[j * kQueryBlock + i] * blk.inv[i])));
+  for (int i = 0; i < blk.count; ++i)
+    blk.inv[i] = blk.inv[i] > T(0) ? T(1) : T(0);
+}
+
 } // namespace
 
 template <class T>
@@ -361,6 +377,7 @@ void attention_forward(Context &ctx, const AttentionArgs &args, T *out, const T 
                        const T *k, const T *v, T *k_cache, T *v_cache) {
   ProfileScope profile(ctx, KernelKind::Attention);
   checkArgs(args);
+  host::checkAttentionLowp<T>("attention_forward", args);
   if (args.rows == 0)
     return;
   const AttentionArgs a = args;
@@ -378,9 +395,12 @@ void attention_forward(Context &ctx, const AttentionArgs &args, T *out, const T 
 
     // Per-thread scratch: transposed scaled queries, then the scores.
     // (Not zeroed: every element is written before it is read.)
-    std::unique_ptr<T[]> scratch(new T[hd * kQueryBlock + keyCount * kQueryBlock]);
+    // Under a.lowp also the rounded queries and K/V rows of an item.
+    const int64_t lowpSize = a.lowp ? hd * kQueryBlock + 2 * keyCount * hd : 0;
+    std::unique_ptr<T[]> scratch(new T[hd * kQueryBlock + keyCount * kQueryBlock + lowpSize]);
     T *qt = scratch.get();
     T *st = qt + hd * kQueryBlock;
+    T *qr = st + keyCount * kQueryBlock, *kr = qr + hd * kQueryBlock, *vr = kr + keyCount * hd;
     QueryBlock<T> blk;
 
 #pragma omp for schedule(dynamic, 1)
@@ -413,17 +433,31 @@ void attention_forward(Context &ctx, const AttentionArgs &args, T *out, const T 
       if (blk.count < kQueryBlock)
         blk.minLimit = 0; // unused lanes hold stale scores: mask every key row
 
+      int64_t kvStride = kvDim; // between K/V rows as the kernels read them
+      if (a.lowp) {
+        for (int i = 0; i < blk.count; ++i) {
+          host::roundRows(a.lowPrecision, blk.q[i], hd, qr + i * hd, 1, hd);
+          blk.q[i] = qr + i * hd;
+        }
+        host::roundRows(a.lowPrecision, blk.kc, kvDim, kr, blk.keyLimit, hd);
+        host::roundRows(a.lowPrecision, blk.vc, kvDim, vr, blk.keyLimit, hd);
+        blk.kc = kr;
+        blk.vc = vr;
+        kvStride = hd;
+      }
       if (blk.count >= kMinLaneQueries) {
         for (int64_t d = 0; d < hd; ++d)
           for (int i = 0; i < kQueryBlock; ++i)
             qt[d * kQueryBlock + i] = i < blk.count ? blk.q[i][d] * scale : T(0);
-        scoresLanes(blk, hd, kvDim, qt, st);
+        scoresLanes(blk, hd, kvStride, qt, st);
       } else {
-        scoresDot(blk, hd, kvDim, scale, st);
+        scoresDot(blk, hd, kvStride, scale, st);
       }
       maskScores(blk, st);
       softmaxLanes(blk, st);
-      weightedSum(blk, hd, kvDim, st); // this block reads no q any more
+      if (a.lowp)
+        roundProbabilities(blk, a.lowPrecision, st);
+      weightedSum(blk, hd, kvStride, st); // this block reads no q any more
     }
   }
 }

@@ -25,9 +25,15 @@
 //    there): about kQueryBlock / rows of extra work.
 // Softmax sums are in T (fp32 for float, fp64 for double); float's exp is
 // the vectorised Cephes one (16 lanes with AVX-512, else exp_fast).
+//  - bmb-autocast's mark (args.lowp): the item's K and V, the block's Q and
+//    dO are rounded into per-thread scratch (stride headDim) and the tiles
+//    read the copies; P is rounded into a third tile for dV = P^T dO, and
+//    dS in place after it is computed (from the fp32 P and dP) for dQ and
+//    dK. Same tiles, same order: off, the fp32 path is unchanged.
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/kernels_backward.h"
+#include "host/attention_lowp.h"
 #include "host/host_common.h"
 #include "host/simd_math.h"
 
@@ -134,6 +140,7 @@ void attention_backward(Context &ctx, const AttentionArgs &args, T *dq, T *dk, T
                         const T *dout, const T *q, const T *k, const T *v) {
   ProfileScope profile(ctx, KernelKind::Attention);
   checkArgs(args);
+  host::checkAttentionLowp<T>("attention_backward", args);
   if (args.rows == 0 || (!dq && !dk && !dv))
     return;
   const AttentionArgs a = args;
@@ -156,14 +163,26 @@ void attention_backward(Context &ctx, const AttentionArgs &args, T *dq, T *dk, T
   {
     omp_set_num_threads(1);
     // S/P then dP/dS of one block of queries, [kQueryBlock, NK] each.
-    std::unique_ptr<T[]> scratch(new T[2 * kQueryBlock * NK]);
+    // Under a.lowp also the rounded P, K, V, Q and dO the tiles read.
+    const int64_t lowpSize = a.lowp ? kQueryBlock * NK + 2 * NK * hd + 2 * kQueryBlock * hd : 0;
+    std::unique_ptr<T[]> scratch(new T[2 * kQueryBlock * NK + lowpSize]);
     T *P = scratch.get(), *dP = P + kQueryBlock * NK;
+    T *Pr = dP + kQueryBlock * NK, *Kr = Pr + kQueryBlock * NK, *Vr = Kr + NK * hd;
+    T *Qr = Vr + NK * hd, *dOr = Qr + kQueryBlock * hd;
 
 #pragma omp for schedule(dynamic, 1)
     for (int64_t item = 0; item < items; ++item) {
       const int64_t b = item / a.kvHeads, g = item % a.kvHeads;
-      const T *kb = k + b * a.kvBatchStride + g * hd; // [NK, hd], row stride ldkv
+      const T *kb = k + b * a.kvBatchStride + g * hd; // [NK, hd], row stride ldk
       const T *vb = v + b * a.kvBatchStride + g * hd;
+      int64_t ldk = ldkv;
+      if (a.lowp) {
+        host::roundRows(a.lowPrecision, kb, ldkv, Kr, NK, hd);
+        host::roundRows(a.lowPrecision, vb, ldkv, Vr, NK, hd);
+        kb = Kr;
+        vb = Vr;
+        ldk = hd;
+      }
       T *dkb = dk ? dk + b * a.kvBatchStride + g * hd : nullptr;
       T *dvb = dv ? dv + b * a.kvBatchStride + g * hd : nullptr;
       const int32_t *mask = a.keyMask ? a.keyMask + b * a.cacheCapacity : nullptr;
@@ -173,21 +192,32 @@ void attention_backward(Context &ctx, const AttentionArgs &args, T *dq, T *dk, T
           const int64_t nk = a.causal ? S0 + r0 + br : NK; // keys any row of the block sees
           const T *qi = q + b * a.qBatchStride + r0 * ldq + h * hd;         // [br, hd]
           const T *doi = dout + b * a.outBatchStride + r0 * ldo + h * hd;   // [br, hd]
+          int64_t ldqi = ldq, ldoi = ldo;
+          if (a.lowp) {
+            host::roundRows(a.lowPrecision, qi, ldq, Qr, br, hd);
+            host::roundRows(a.lowPrecision, doi, ldo, dOr, br, hd);
+            qi = Qr;
+            doi = dOr;
+            ldqi = ldoi = hd;
+          }
 
           // S = scale Q K^T, then P = softmax row by row.
-          tile(false, true, br, nk, hd, scale, qi, ldq, kb, ldkv, T(0), P, nk);
+          tile(false, true, br, nk, hd, scale, qi, ldqi, kb, ldk, T(0), P, nk);
           bool any = false;
           for (int64_t i = 0; i < br; ++i)
             any |= softmaxRow(P + i * nk, a.causal ? S0 + r0 + i + 1 : NK, nk, mask);
           if (!any)
             continue; // every row of the block is masked out: no gradient
 
-          if (dvb) // dV += P^T dO
-            tile(true, false, nk, hd, br, T(1), P, nk, doi, ldo, T(1), dvb, ldkv);
+          if (dvb) { // dV += P^T dO
+            if (a.lowp)
+              host::roundRows(a.lowPrecision, P, nk, Pr, br, nk);
+            tile(true, false, nk, hd, br, T(1), a.lowp ? Pr : P, nk, doi, ldoi, T(1), dvb, ldkv);
+          }
           if (!dq && !dkb)
             continue;
           // dP = dO V^T, then dS = scale P (dP - delta) in place.
-          tile(false, true, br, nk, hd, T(1), doi, ldo, vb, ldkv, T(0), dP, nk);
+          tile(false, true, br, nk, hd, T(1), doi, ldoi, vb, ldk, T(0), dP, nk);
           for (int64_t i = 0; i < br; ++i) {
             const T *p = P + i * nk;
             T *ds = dP + i * nk;
@@ -199,11 +229,13 @@ void attention_backward(Context &ctx, const AttentionArgs &args, T *dq, T *dk, T
             for (int64_t j = 0; j < nk; ++j)
               ds[j] = scale * p[j] * (ds[j] - delta);
           }
+          if (a.lowp) // dS rounded in place: only the two matmuls read it
+            host::roundRows(a.lowPrecision, dP, nk, dP, br, nk);
           if (dq) // dQ += dS K
-            tile(false, false, br, hd, nk, T(1), dP, nk, kb, ldkv, T(1),
+            tile(false, false, br, hd, nk, T(1), dP, nk, kb, ldk, T(1),
                  dq + b * a.qBatchStride + r0 * ldq + h * hd, ldq);
           if (dkb) // dK += dS^T Q
-            tile(true, false, nk, hd, br, T(1), dP, nk, qi, ldq, T(1), dkb, ldkv);
+            tile(true, false, nk, hd, br, T(1), dP, nk, qi, ldqi, T(1), dkb, ldkv);
         }
       }
     }

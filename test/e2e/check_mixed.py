@@ -5,35 +5,43 @@ usage: check_mixed.py MODE EXEDIR WORKDIR
 
 EXEDIR holds the executables of test/e2e/mixed.bmb: GPT-2 nano in fp32
 (mixed_fp32) and bf16 (mixed_bf16, and mixed_bf16_z1 with ZeRO-1). bf16
-means: every GEMM (the linears, the tied LM head, and their backward GEMMs)
-rounds its two inputs to bf16 and accumulates in fp32; everything else, the
-params (master weights), gradients and optimizer state are fp32.
+means: every GEMM (the linears, the tied LM head, attention's q k^T and
+P v, and their backward GEMMs) rounds its two inputs to bf16 and
+accumulates in fp32; everything else (softmax and the scaling inside
+attention too), the params (master weights), gradients and optimizer state
+are fp32.
 
   grads  one step from check_train.py's Hugging Face weights and batch:
          (1) against an exact torch model of those numerics (float64; each
          Conv1D and the head is an autograd Function rounding its inputs,
          and in backward the incoming gradient and the saved input, to
-         bf16): loss to 1e-4; each gradient to 5e-3 relative AND to at most
+         bf16; so are attention's two matmuls, the probabilities P
+         rounded before P v, softmax and scale unrounded): loss to 1e-4
+         (measured 1.7e-6); each gradient to 5e-3 relative AND to at most
          half of the emulation's own distance from fp32 (so we compute
          these numerics, not others). Why not check_train's 1e-4: our
          activations differ from float64's in the last fp32 bits, and an
          element that sits within that of a bf16 rounding boundary rounds
          the other way, moving it by one bf16 ulp (2^-8 relative); the
          flips of the forward and of each backward GEMM add up towards the
-         first layers. Measured: <= 2.9e-3 (wte), 0.27 of the emulation's
-         distance from fp32 at worst.
+         first layers (attention's matmuls add four rounding points per
+         layer). Measured: <= 4.4e-3 (h.0.ln_1.weight), 0.39 of the
+         emulation's distance from fp32 at worst (before attention was
+         autocast: 2.9e-3 and 0.27; a program with fp32 attention is
+         1.3e-2 from this reference and fails).
          (2) against torch fp32 autograd: each weight gradient differs by
          more than 1e-4 (the inputs were rounded: not an fp32 program) and,
          like torch.autocast(bfloat16) on CPU, by at most 5e-2.
          (3) against torch.autocast(bfloat16) on CPU: at most 3e-2. Not
-         closer: autocast also rounds every GEMM's output, and attention's
-         matmuls and the layernorms' inputs to bf16, so it is itself
-         0.3-1.7e-2 from fp32 and we are 0.2-1.0e-2 from fp32, in
-         independent directions (measured: <= 1.7e-2 apart).
+         closer: autocast also rounds every GEMM's output (attention's
+         scores and probabilities included) and the layernorms' inputs to
+         bf16, so it is itself 0.3-1.7e-2 from fp32 and we are
+         0.3-1.3e-2 from fp32, in independent directions (measured:
+         <= 1.37e-2 apart; 1.65e-2 with attention's matmuls in fp32).
   loss   200 steps (lr 3e-3) of fp32, bf16 and fp16 on a learnable token
          stream (a Markov chain: 4 successors per token), evaluated on
          held-out data every 20 steps: every bf16 and fp16 eval loss is
-         within 2% of fp32's (measured: bf16 4.6e-4 at worst), and the loss has fallen by at
+         within 2% of fp32's (measured: bf16 6.7e-4 at worst), and the loss has fallen by at
          least a third (measured 5.8 -> 2.3: the test is not vacuous).
   fp16   mixed_fp16 (loss_scale_window = 20): (a) from --loss-scale 2^40 the
          first steps overflow: each is skipped (logged `skipped`, the
@@ -85,6 +93,40 @@ def bf16(t):
     return t.to(torch.float32).to(torch.bfloat16).to(t.dtype)
 
 
+class RoundedBmm(torch.autograd.Function):
+    """a @ b (batched) with both inputs rounded to bf16; the backward rounds
+    the incoming gradient and the other input: attention's Q K^T and P V,
+    whose gradient op rounds dS and K (dQ), dS and Q (dK), dO and V (dP),
+    P and dO (dV). Softmax and its backward stay unrounded."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return bf16(a) @ bf16(b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        g = bf16(g)
+        return g @ bf16(b).transpose(-1, -2), bf16(a).transpose(-1, -2) @ g
+
+
+def rounded_attention(attn):
+    """GPT2Attention._attn (eager, causal, no mask) with its two matmuls
+    rounding their inputs as RoundedBmm does; scaling and softmax unrounded."""
+    assert attn.scale_attn_weights and not attn.scale_attn_by_inverse_layer_idx
+
+    def _attn(query, key, value, attention_mask=None, head_mask=None):
+        assert attention_mask is None and head_mask is None
+        w = RoundedBmm.apply(query, key.transpose(-1, -2)) / value.size(-1) ** 0.5
+        q_len, k_len = query.size(-2), key.size(-2)
+        causal = attn.bias[:, :, k_len - q_len:k_len, :k_len]
+        w = torch.where(causal, w, torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype))
+        p = torch.nn.functional.softmax(w, dim=-1)
+        return RoundedBmm.apply(attn.attn_dropout(p), value), p
+    return _attn
+
+
 class RoundedMatmul(torch.autograd.Function):
     """x @ w with both inputs rounded to bf16; the backward GEMMs round the
     incoming gradient and their other input too (our linear_grad_input /
@@ -105,13 +147,17 @@ class RoundedMatmul(torch.autograd.Function):
 
 
 def emulated_model(s):
-    """The Hugging Face model in float64 with every GEMM but attention's
-    rounding its inputs to bf16 (our bf16 program's numerics)."""
+    """The Hugging Face model in float64 with every GEMM, attention's two
+    matmuls included, rounding its inputs to bf16 (our bf16 program's
+    numerics)."""
+    from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
     from transformers.pytorch_utils import Conv1D
     m = s.model().double()
     for mod in m.modules():
         if isinstance(mod, Conv1D):
             mod.forward = (lambda x, mod=mod: RoundedMatmul.apply(x, mod.weight) + mod.bias)
+        if isinstance(mod, GPT2Attention):
+            mod._attn = rounded_attention(mod)
     head = m.lm_head
     head.forward = lambda h: RoundedMatmul.apply(h, head.weight.T)
     return m

@@ -43,6 +43,9 @@ void gemm(Context &ctx, int64_t m, int64_t n, int64_t k, const T *a, int64_t lda
           const T *b, int64_t ldb, Trans transB, T *c, int64_t ldc, const T *bias,
           Epilogue act, const T *residual);
 
+/// The reduced types of mixed precision (bmrt/lowp.h has the conversions).
+enum class LowPrecision : int { BF16, FP16 };
+
 /// Attention over a KV cache; see attention_forward.
 struct AttentionArgs {
   int64_t batch = 1;          // sequences
@@ -57,6 +60,13 @@ struct AttentionArgs {
   bool causal = true;
   float scale = 1.0f;
   const int32_t *keyMask = nullptr; // [batch, cacheCapacity], 0 = padding; null = none
+  // bmb-autocast's mark (train jobs with precision = bf16 / fp16; float
+  // only): the inputs of the two matmuls (forward: q, k, v and the
+  // probabilities P before P.V; backward: see attention_backward) are
+  // rounded to `lowPrecision`, the products accumulated in fp32. Softmax and
+  // the scaling stay fp32. Off: the fp32 kernels, bit for bit.
+  bool lowp = false;
+  LowPrecision lowPrecision = LowPrecision::BF16;
 };
 
 /// Writes the new k/v rows of every sequence into k_cache/v_cache rows
@@ -68,6 +78,9 @@ struct AttentionArgs {
 /// and to keyMask[j] != 0 when a mask is given. GQA: head h reads kv head
 /// h / (heads / kvHeads). A row with no key to attend to gets zeros.
 /// Caches are [batch, cacheCapacity, kvHeads*headDim], rows contiguous.
+/// args.lowp (float only): q, k, v are rounded to args.lowPrecision before
+/// q . k (the scale is applied in fp32 after the rounding of q), and the
+/// normalized probabilities before they weight v; the caches keep fp32.
 template <class T>
 void attention_forward(Context &ctx, const AttentionArgs &args, T *out, const T *q,
                        const T *k, const T *v, T *k_cache, T *v_cache);

@@ -154,6 +154,10 @@ void rmsnorm_backward(Context &ctx, T *dx, T *dw, const T *dout, const T *x, con
 /// one head at a time (no T x T buffer: per thread, a 64 x rows tile of
 /// scores and one of their gradients, plus the block's logsumexp and
 /// dout . out per query row).
+/// args.lowp (float only): the operands of the four matmuls are rounded to
+/// args.lowPrecision - dP = dO V^T and dV = P^T dO (P the probabilities,
+/// rounded as the forward's P.V rounds them), dQ = dS K and dK = dS^T Q -
+/// while S, softmax, delta and dS = scale P (dP - delta) stay fp32.
 template <class T>
 void attention_backward(Context &ctx, const AttentionArgs &args, T *dq, T *dk, T *dv,
                         const T *dout, const T *q, const T *k, const T *v);

@@ -103,7 +103,7 @@ BMRT_HD float to_float(fp16 h) {
 }
 
 /// The reduced type a GEMM's inputs are rounded to.
-enum class LowPrecision : int { BF16, FP16 };
+// LowPrecision (BF16, FP16) is declared in bmrt/kernels.h (AttentionArgs uses it).
 
 /// x rounded to `p` (the value a `p` copy of x holds), as fp32.
 BMRT_HD float round_to(LowPrecision p, float x) {

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "bmrt/kernels.h"
+#include "bmrt/kernels_backward.h"
 #include "bmrt/lowp.h"
 #include "bmrt/training.h"
 #include "cuda/decode_graph.h"
@@ -253,6 +254,26 @@ TEST(CudaApi, AKernelWithoutAnOpenDeviceFails) {
             }),
             "a cuda kernel was called without a device (Context::device is null: the app did "
             "not open the GPU)");
+}
+
+// bmb-autocast's reduced-input attention has host kernels only: refused by
+// name (before the device is looked up), not computed in fp32.
+TEST(CudaApi, ReducedPrecisionAttentionIsRefused) {
+  Context ctx;
+  bmrt::AttentionArgs a;
+  a.lowp = true;
+  EXPECT_EQ(errorOf([&] {
+              bmrt::attention_forward<float>(ctx, a, nullptr, nullptr, nullptr, nullptr,
+                                             nullptr, nullptr);
+            }),
+            "attention_forward: reduced-precision attention (AttentionArgs::lowp) is not "
+            "implemented on the cuda backend (bmbc keeps attention fp32 for --target=cuda)");
+  EXPECT_EQ(errorOf([&] {
+              bmrt::attention_backward<float>(ctx, a, nullptr, nullptr, nullptr, nullptr,
+                                              nullptr, nullptr, nullptr);
+            }),
+            "attention_backward: reduced-precision attention (AttentionArgs::lowp) is not "
+            "implemented on the cuda backend (bmbc keeps attention fp32 for --target=cuda)");
 }
 
 TEST(CudaApi, InPlaceResidualAfterAnActivationIsRefused) {

@@ -36,6 +36,7 @@ def load(path):
         "bwd_rmsnorm_forward_save": [INT, P, P, P, P, I64, I64, F32, INT, P, INT],
         "bwd_rmsnorm_backward": [INT, P, P, P, P, P, P, I64, I64, F32, INT, P, INT],
         "bwd_act_backward": [INT, P, P, P, I64, INT, INT, P, INT],
+        "bwd_set_attention_lowp": [INT],
         "bwd_attention_forward": [INT, P, F32, P, P, P, P, P, INT, P, INT],
         "bwd_attention_backward": [INT, P, F32, P, P, P, P, P, P, P, P, INT, P, INT],
         "bwd_attention_prefix_forward": [INT, P, F32, P, I64, P, P, P, P, P, P, P, INT, P,
@@ -420,6 +421,111 @@ def test_attention():
             expect(f"attention_backward with start -1 fails: '{e}'", "start" in str(e))
         for on in (True, False):
             prefix_case(dt, rng, on, mask)
+    test_attention_lowp()
+
+
+def round_to(t, low):
+    """t rounded to bf16 / fp16 through fp32 (as the kernels do), float64."""
+    return t.to(torch.float32).to(low).to(torch.float64)
+
+
+def rounded_bmm(low):
+    """a @ b with a and b rounded to `low`; the backward rounds the incoming
+    gradient and the other input (bmb-autocast's attention, bmrt/kernels.h)."""
+    class RoundedBmm(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return round_to(a, low) @ round_to(b, low)
+
+        @staticmethod
+        def backward(ctx, g):
+            a, b = ctx.saved_tensors
+            g = round_to(g, low)
+            return g @ round_to(b, low).transpose(-1, -2), round_to(a, low).transpose(-1, -2) @ g
+    return RoundedBmm.apply
+
+
+def ref_attention_lowp(q, k, v, heads, kv_heads, hd, causal, scale, mask, low):
+    """ref_attention with its two matmuls on rounded inputs (q, k; P, v) and
+    the scale and softmax in float64: torch.autocast's attention, minus the
+    rounding of the matmuls' outputs."""
+    B, T = q.shape[0], q.shape[1]
+    group = heads // kv_heads
+    mm = rounded_bmm(low)
+    qh = q.reshape(B, T, heads, hd).transpose(1, 2)
+    kh = k.reshape(B, T, kv_heads, hd).transpose(1, 2).repeat_interleave(group, dim=1)
+    vh = v.reshape(B, T, kv_heads, hd).transpose(1, 2).repeat_interleave(group, dim=1)
+    s = mm(qh, kh.transpose(-1, -2)) * scale
+    allowed = torch.ones(B, 1, T, T, dtype=torch.bool)
+    if causal:
+        allowed = allowed & (torch.arange(T)[None, :] <= torch.arange(T)[:, None])
+    if mask is not None:
+        allowed = allowed & (torch.as_tensor(mask[:, :T]) != 0)[:, None, None, :]
+    any_key = allowed.any(-1, keepdim=True)
+    s = torch.where(any_key, s.masked_fill(~allowed, float("-inf")), torch.zeros_like(s))
+    p = torch.softmax(s, dim=-1) * any_key
+    return mm(p, vh).transpose(1, 2).reshape(B, T, heads * hd)
+
+
+# Elements whose fp32 value sits within fp32's error of a bf16 / fp16
+# rounding boundary round the other way than float64's (one ulp of 2^-8 /
+# 2^-11 relative); 1e-4 of the largest value allows a few such flips, and
+# is below the rounding itself: the results must be at least LOWP_FAR from
+# fp32's (measured: bf16 1.8e-3, fp16 3.6e-4 at least).
+LOWP_TOL = 1e-4
+LOWP_FAR = {torch.bfloat16: 1e-3, torch.float16: 2e-4}
+
+
+def test_attention_lowp():
+    """attention_forward / attention_backward with AttentionArgs::lowp
+    (float only) against torch float64 with the same roundings; and far from
+    the fp32 result (the rounding happened)."""
+    rng = np.random.default_rng(57)
+    mask = np.ones((2, 10), np.int32)
+    mask[0, :3] = 0
+    mask[1, 7:] = 0
+    cases = [("causal MHA", 2, 9, 4, 4, 16, True, None, False),
+             ("bidirectional GQA 4/2 masked fused", 2, 10, 4, 2, 8, False, mask, True),
+             ("causal MHA 5 rows (dot-product scores)", 1, 5, 2, 2, 16, True, None, False),
+             ("causal MQA 4/1, 70 rows", 1, 70, 4, 1, 32, True, None, False)]
+    for p, low in ((1, torch.bfloat16), (2, torch.float16)):
+        for name, B, T, heads, kv_heads, hd, causal, m, fused in cases:
+            name = f"lowp {low} attention {name}"
+            a = Attn(0, rng, B, T, heads, kv_heads, hd, causal, m, fused)
+            fp32_out = a.forward()
+            fp32_grads = a.grads_of(a.backward())
+            q, k, v = (t64(x) for x in a.views())
+            out = ref_attention_lowp(q, k, v, heads, kv_heads, hd, causal, a.scale, a.mask,
+                                     low)
+            ref = autograd(out, [q, k, v], a.dout[:, :T, :a.qw])
+            LIB.bwd_set_attention_lowp(p)
+            try:
+                ours_out = a.forward()
+                ours = a.grads_of(a.backward())
+                again = a.grads_of(a.backward(threads=1))
+            finally:
+                LIB.bwd_set_attention_lowp(0)
+            check(f"{name}: forward vs torch", ours_out, out, LOWP_TOL)
+            for n, g, r, g32 in zip(("dq", "dk", "dv"), ours, ref, fp32_grads):
+                check(f"{name}: {n} vs autograd", g, r, LOWP_TOL)
+                far = float(np.abs(g - g32).max() / np.abs(r).max())
+                expect(f"{name}: {n} is {far:.1e} from fp32's (rounded, > {LOWP_FAR[low]:.0e})",
+                       far > LOWP_FAR[low])
+            expect(f"{name}: the same bits on 1 and 2 threads",
+                   all(np.array_equal(x, y) for x, y in zip(ours, again)))
+            far = float(np.abs(ours_out - fp32_out).max() / np.abs(out.detach()).max())
+            expect(f"{name}: forward is {far:.1e} from fp32's (rounded, > {LOWP_FAR[low]:.0e})",
+                   far > LOWP_FAR[low])
+    # The mark is for float kernels.
+    LIB.bwd_set_attention_lowp(1)
+    try:
+        Attn(1, rng, 1, 4, 2, 2, 4, True, None, False).forward()
+        expect("lowp attention_forward on double fails", False)
+    except RuntimeError as e:
+        expect(f"lowp attention_forward on double fails: '{e}'", "need float" in str(e))
+    finally:
+        LIB.bwd_set_attention_lowp(0)
 
 
 def prefix_case(dt, rng, on, mask):

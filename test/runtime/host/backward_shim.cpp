@@ -23,7 +23,16 @@ using shim::byDtype;
 using shim::guarded;
 using shim::makeContext;
 
-using shim::attentionArgs;
+// bmb-autocast's reduced-precision attention (AttentionArgs::lowp) for the
+// next bwd_attention_forward / _backward calls: 0 = off, 1 = bf16, 2 = fp16.
+int attentionLowp = 0;
+
+AttentionArgs attentionArgs(const int64_t *iargs, float scale, const int32_t *keyMask) {
+  AttentionArgs a = shim::attentionArgs(iargs, scale, keyMask);
+  a.lowp = attentionLowp != 0;
+  a.lowPrecision = attentionLowp == 2 ? LowPrecision::FP16 : LowPrecision::BF16;
+  return a;
+}
 
 } // namespace
 
@@ -91,6 +100,11 @@ int bwd_act_backward(int dtype, void *dx, const void *x, const void *dout, int64
       act_backward<T>(ctx, (T *)dx, (const T *)x, (const T *)dout, n, (Epilogue)act);
     });
   });
+}
+
+int bwd_set_attention_lowp(int p) {
+  attentionLowp = p;
+  return 0;
 }
 
 // The training-shape forward: k/v caches are scratch copies (start 0).

@@ -24,6 +24,7 @@
 #include "bmrt/kernels_backward.h"
 #include "cuda/device.h"
 #include "cuda/kernels_cuda.h"
+#include "gpu_test_vectors.h"
 
 #include <gtest/gtest.h>
 
@@ -37,68 +38,16 @@
 
 namespace {
 
+using gpu_test::DeviceVector;
+using gpu_test::expectNear;
+using gpu_test::randomVector;
+
 namespace cu = bmrt::cuda;
 
-std::unique_ptr<cu::Device> gDevice;
-std::string gNoDevice;
-
-class PrefixGpu : public ::testing::Test {
+class PrefixGpu : public gpu_test::GpuTest {
 protected:
-  static void SetUpTestSuite() {
-    if (gDevice || !gNoDevice.empty())
-      return;
-    try {
-      gDevice = cu::openDevice();
-    } catch (const bmrt::Error &e) {
-      gNoDevice = e.what();
-    }
-  }
-  void SetUp() override {
-    if (!gDevice)
-      GTEST_SKIP() << gNoDevice;
-  }
-  cu::Device &dev() { return *gDevice; }
   bmrt::Context host;
 };
-
-std::vector<float> randomVector(size_t n, unsigned seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
-
-// A device copy of a host vector, freed with the object.
-template <class T> struct DeviceVector {
-  T *p = nullptr;
-  size_t n = 0;
-  explicit DeviceVector(const std::vector<T> &h) : n(h.size()) {
-    EXPECT_EQ(cudaMalloc(&p, n * sizeof(T)), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(p, h.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-  }
-  ~DeviceVector() { cudaFree(p); }
-  std::vector<T> get(cudaStream_t stream) const {
-    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    std::vector<T> h(n);
-    EXPECT_EQ(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-    return h;
-  }
-};
-
-// Within tol relative (NaN only where the host has NaN).
-void expectNear(const std::vector<float> &got, const std::vector<float> &want, float tol,
-                const std::string &what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); i++) {
-    if (std::isnan(want[i])) {
-      ASSERT_TRUE(std::isnan(got[i])) << what << " at " << i;
-      continue;
-    }
-    ASSERT_NEAR(got[i], want[i], tol * (1.0f + std::fabs(want[i]))) << what << " at " << i;
-  }
-}
 
 // q/k/v/out as one fused [batch, rows, C + 2 kv] projection (the compiler's
 // layout), out [batch, rows, C].

@@ -41,25 +41,8 @@ using bmrt::Epilogue;
 using bmrt::Trans;
 namespace cu = bmrt::cuda;
 
-std::unique_ptr<cu::Device> gDevice;
-std::string gNoDevice;
-
-class Gpu : public ::testing::Test {
+class Gpu : public gpu_test::GpuTest {
 protected:
-  static void SetUpTestSuite() {
-    if (gDevice || !gNoDevice.empty())
-      return;
-    try {
-      gDevice = cu::openDevice();
-    } catch (const bmrt::Error &e) {
-      gNoDevice = e.what();
-    }
-  }
-  void SetUp() override {
-    if (!gDevice)
-      GTEST_SKIP() << gNoDevice;
-  }
-  cu::Device &dev() { return *gDevice; }
   bmrt::Context host; // the host kernels' context
 };
 

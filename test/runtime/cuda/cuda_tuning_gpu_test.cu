@@ -37,25 +37,8 @@ using gpu_test::randomVector;
 namespace cu = bmrt::cuda;
 using bmrt::WordReduce;
 
-std::unique_ptr<cu::Device> gDevice;
-std::string gNoDevice;
-
-class TuningGpu : public ::testing::Test {
+class TuningGpu : public gpu_test::GpuTest {
 protected:
-  static void SetUpTestSuite() {
-    if (gDevice || !gNoDevice.empty())
-      return;
-    try {
-      gDevice = cu::openDevice();
-    } catch (const bmrt::Error &e) {
-      gNoDevice = e.what();
-    }
-  }
-  void SetUp() override {
-    if (!gDevice)
-      GTEST_SKIP() << gNoDevice;
-  }
-  cu::Device &dev() { return *gDevice; }
   std::string deviceError() {
     try {
       cu::checkDeviceErrors(dev());

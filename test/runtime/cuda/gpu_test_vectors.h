@@ -1,23 +1,60 @@
 //===- gpu_test_vectors.h - Host/device vectors for the GPU tests ----------===//
 //
 // What every cuda-gpu test does to compare a device kernel with the host's:
-// random inputs, a device copy of a host vector (freed with the object, read
-// back after the stream it was written on), and a relative comparison.
-// Header-only, for both the .cu tests (nvcc) and the .cpp ones.
+// a fixture that opens the GPU once per test binary (and skips, saying why,
+// where there is none), random inputs, a device copy of a host vector (freed
+// with the object, read back after the stream it was written on), and a
+// relative comparison. Header-only, for both the .cu tests (nvcc) and the
+// .cpp ones.
 //
 //===----------------------------------------------------------------------===//
 #ifndef BMB_TEST_GPU_TEST_VECTORS_H
 #define BMB_TEST_GPU_TEST_VECTORS_H
 
+#include "cuda/device.h"
+
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 namespace gpu_test {
+
+/// The base of a test suite that runs on the GPU: the device is opened by
+/// the first such suite of the binary and kept; without one every test is
+/// skipped with the reason (cuda-gpu tests report "Skipped" here).
+class GpuTest : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    Opened &o = opened();
+    if (o.device || !o.why.empty())
+      return;
+    try {
+      o.device = bmrt::cuda::openDevice();
+    } catch (const bmrt::Error &e) {
+      o.why = e.what();
+    }
+  }
+  void SetUp() override {
+    if (!opened().device)
+      GTEST_SKIP() << opened().why;
+  }
+  bmrt::cuda::Device &dev() { return *opened().device; }
+
+private:
+  struct Opened {
+    std::unique_ptr<bmrt::cuda::Device> device;
+    std::string why; // openDevice's message, when it failed
+  };
+  static Opened &opened() {
+    static Opened o;
+    return o;
+  }
+};
 
 /// n normal samples of standard deviation `scale`, the same for a seed.
 inline std::vector<float> randomVector(size_t n, unsigned seed, float scale = 1.0f) {
@@ -49,12 +86,18 @@ template <class T> struct DeviceVector {
   }
 };
 
-/// |got - want| <= tol * (1 + |want|) element by element.
+/// |got - want| <= tol * (1 + |want|) element by element (NaN only where
+/// the host has NaN).
 inline void expectNear(const std::vector<float> &got, const std::vector<float> &want, float tol,
                        const std::string &what) {
   ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); i++)
+  for (size_t i = 0; i < got.size(); i++) {
+    if (std::isnan(want[i])) {
+      ASSERT_TRUE(std::isnan(got[i])) << what << " at " << i;
+      continue;
+    }
     ASSERT_NEAR(got[i], want[i], tol * (1.0f + std::fabs(want[i]))) << what << " at " << i;
+  }
 }
 
 } // namespace gpu_test

@@ -24,7 +24,7 @@
 #include "bmrt/kernels_backward.h"
 #include "cuda/device.h"
 #include "cuda/kernels_cuda.h"
-#include "gpu_test_vectors.h"
+#include "gpu_test.h"
 
 #include <gtest/gtest.h>
 

@@ -16,7 +16,7 @@
 #include "bmrt/skeletons.h"
 #include "bmrt/training.h"
 #include "cuda/device.h"
-#include "gpu_test_vectors.h"
+#include "gpu_test.h"
 #include "cuda/kernels_cuda.h"
 #include "cuda/sampling_sorted.h"
 

@@ -17,7 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "bmrt/tuning.h"
 #include "cuda/device.h"
-#include "gpu_test_vectors.h"
+#include "gpu_test.h"
 #include "cuda/tuning_cuda.h"
 
 #include <gtest/gtest.h>

@@ -15,7 +15,7 @@
 #include "bmrt/lowp.h"
 #include "bmrt/training.h"
 #include "cuda/device.h"
-#include "gpu_test_vectors.h"
+#include "gpu_test.h"
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-//===- gpu_test_vectors.h - Host/device vectors for the GPU tests ----------===//
+//===- gpu_test.h - The GPU tests' fixture and host/device vectors -------===//
 //
 // What every cuda-gpu test does to compare a device kernel with the host's:
 // a fixture that opens the GPU once per test binary (and skips, saying why,
@@ -8,8 +8,8 @@
 // .cpp ones.
 //
 //===----------------------------------------------------------------------===//
-#ifndef BMB_TEST_GPU_TEST_VECTORS_H
-#define BMB_TEST_GPU_TEST_VECTORS_H
+#ifndef BMB_TEST_GPU_TEST_H
+#define BMB_TEST_GPU_TEST_H
 
 #include "cuda/device.h"
 
@@ -102,4 +102,4 @@ inline void expectNear(const std::vector<float> &got, const std::vector<float> &
 
 } // namespace gpu_test
 
-#endif // BMB_TEST_GPU_TEST_VECTORS_H
+#endif // BMB_TEST_GPU_TEST_H

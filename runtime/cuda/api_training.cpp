@@ -213,43 +213,25 @@ void gemm_ex_lowp_w(Context &ctx, LowPrecision p, Trans transA, Trans transB, in
                      accumulate);
 }
 
-// The bytes of that copy (host lowp.cpp's contract; --info prints them).
-int64_t low_param_bytes(const TrainInfo &train) {
-  const std::string precision = train.precision ? train.precision : "fp32";
-  if (precision != "bf16" && precision != "fp16")
-    return 0;
-  return train.zeroStage == 3 ? train.paramStagingBytes / 2 : 2 * train.groupElems;
-}
-
 // The program's reduced-precision copy of the trainable group (host
 // lowp.cpp's contract; DeviceBuffers allocates Buffers::lowParams for it).
 void refresh_low_params(Context &ctx, const Buffers &buf, const TrainInfo &train) {
-  const std::string precision = train.precision ? train.precision : "fp32";
-  if (precision != "bf16" && precision != "fp16")
-    return;
-  if (train.zeroStage == 3)
+  LowPrecision p;
+  if (!lowPrecisionOf(train, p) || train.zeroStage == 3)
     return; // zero = 3: round_unit fills it, unit by unit, after each gather
   if (!buf.lowParams)
-    fail("refresh_low_params: a " + precision +
+    fail("refresh_low_params: a " + std::string(train.precision) +
          " program needs Buffers::lowParams (the app did not allocate it)");
   const float *master = (const float *)((const char *)buf.params + train.groupParamOffset);
   ProfileScope profile(ctx, KernelKind::Optimizer);
-  cuda::convert(deviceOf(ctx), precision == "bf16" ? LowPrecision::BF16 : LowPrecision::FP16,
-                (uint16_t *)buf.lowParams, master, train.groupElems);
+  cuda::convert(deviceOf(ctx), p, (uint16_t *)buf.lowParams, master, train.groupElems);
 }
 
 // ZeRO-3 with bf16/fp16: a gathered unit's staging rounded into the 2-byte
 // copy the GEMMs read (host lowp.cpp's contract), on the compute stream
 // after the wait_unit that ordered it behind the gather.
 void round_unit(Context &ctx, LowPrecision p, const Buffers &buf, int64_t at, int64_t n) {
-  if (!buf.paramStaging || !buf.lowParams)
-    fail("round_unit: this zero = 3 bf16/fp16 program needs Buffers::paramStaging and "
-         "Buffers::lowParams, which the app did not allocate");
-  if (at < 0 || n < 0)
-    fail("round_unit: elements [" + std::to_string(at) + ", " + std::to_string(at + n) +
-         ") of the staging (a bmbc bug)");
-  if (p != LowPrecision::BF16 && p != LowPrecision::FP16)
-    fail("round_unit: invalid precision " + std::to_string((int)p));
+  checkRoundUnit(p, buf, at, n);
   ProfileScope profile(ctx, KernelKind::Copy);
   cuda::convert(deviceOf(ctx), p, (uint16_t *)buf.lowParams + at,
                 (const float *)buf.paramStaging + at, n);

@@ -85,18 +85,6 @@ const float *widenPanel(Context &ctx, LowPrecision p, std::vector<float> &panel,
   return dst;
 }
 
-bool lowPrecisionOf(const TrainInfo &train, LowPrecision &p) {
-  if (!train.precision)
-    return false;
-  const std::string s = train.precision;
-  if (s == "bf16")
-    p = LowPrecision::BF16;
-  else if (s == "fp16")
-    p = LowPrecision::FP16;
-  else
-    return false;
-  return true;
-}
 
 } // namespace
 
@@ -165,14 +153,6 @@ void gemm_ex_lowp_w(Context &ctx, LowPrecision p, Trans transA, Trans transB, in
                  bt ? k : n, c, ldc, accumulate);
 }
 
-int64_t low_param_bytes(const TrainInfo &train) {
-  LowPrecision p;
-  if (!lowPrecisionOf(train, p))
-    return 0;
-  // zero = 3: the copy mirrors the (fp32) param staging, 2 bytes for 4.
-  return train.zeroStage == 3 ? train.paramStagingBytes / 2 : 2 * train.groupElems;
-}
-
 void refresh_low_params(Context &ctx, const Buffers &buf, const TrainInfo &train) {
   LowPrecision p;
   if (!lowPrecisionOf(train, p) || train.zeroStage == 3)
@@ -188,20 +168,13 @@ void refresh_low_params(Context &ctx, const Buffers &buf, const TrainInfo &train
 }
 
 void round_unit(Context &ctx, LowPrecision p, const Buffers &buf, int64_t at, int64_t n) {
+  checkRoundUnit(p, buf, at, n);
   ProfileScope profile(ctx, KernelKind::Copy); // --profile: with the other copies
-  if (!buf.paramStaging || !buf.lowParams)
-    fail("round_unit: this zero = 3 bf16/fp16 program needs Buffers::paramStaging and "
-         "Buffers::lowParams, which the app did not allocate");
-  if (at < 0 || n < 0)
-    fail("round_unit: elements [" + std::to_string(at) + ", " + std::to_string(at + n) +
-         ") of the staging (a bmbc bug)");
   const float *staged = (const float *)buf.paramStaging + at;
   if (p == LowPrecision::BF16)
     convert(ctx, (bf16 *)buf.lowParams + at, staged, n);
-  else if (p == LowPrecision::FP16)
-    convert(ctx, (fp16 *)buf.lowParams + at, staged, n);
   else
-    fail("round_unit: invalid precision " + std::to_string((int)p));
+    convert(ctx, (fp16 *)buf.lowParams + at, staged, n);
 }
 
 } // namespace bmrt

@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 namespace bmrt {
 
@@ -140,10 +141,31 @@ void gemm_ex_lowp_w(Context &ctx, LowPrecision p, Trans transA, Trans transB, in
 
 //===--- The weight copy of a mixed-precision training program ----------===//
 
+/// Whether the program computes its GEMMs in a reduced type (precision
+/// bf16 / fp16), and which (p).
+inline bool lowPrecisionOf(const TrainInfo &train, LowPrecision &p) {
+  if (!train.precision)
+    return false;
+  if (!std::strcmp(train.precision, "bf16"))
+    p = LowPrecision::BF16;
+  else if (!std::strcmp(train.precision, "fp16"))
+    p = LowPrecision::FP16;
+  else
+    return false;
+  return true;
+}
+
 /// Bytes of Buffers::lowParams a program needs: 2 per element of the
 /// trainable group for precision bf16 / fp16 (under zero = 3, 2 per element
-/// of the param staging: no rank holds the whole group), 0 otherwise.
-int64_t low_param_bytes(const TrainInfo &train);
+/// of the param staging: no rank holds the whole group), 0 otherwise. The
+/// same on every backend.
+inline int64_t low_param_bytes(const TrainInfo &train) {
+  LowPrecision p;
+  if (!lowPrecisionOf(train, p))
+    return 0;
+  // zero = 3: the copy mirrors the (fp32) param staging, 2 bytes for 4.
+  return train.zeroStage == 3 ? train.paramStagingBytes / 2 : 2 * train.groupElems;
+}
 
 /// Buffers::lowParams = the whole trainable group of buf.params rounded to
 /// the program's reduced type. Called after every update (when every rank
@@ -156,6 +178,18 @@ void refresh_low_params(Context &ctx, const Buffers &buf, const TrainInfo &train
 /// Buffers::paramStaging, a unit just gathered, rounded to `p` into the
 /// same elements of Buffers::lowParams (laid out as the param staging).
 void round_unit(Context &ctx, LowPrecision p, const Buffers &buf, int64_t at, int64_t n);
+
+/// round_unit's arguments, checked alike by both backends before any work.
+inline void checkRoundUnit(LowPrecision p, const Buffers &buf, int64_t at, int64_t n) {
+  if (!buf.paramStaging || !buf.lowParams)
+    fail("round_unit: this zero = 3 bf16/fp16 program needs Buffers::paramStaging and "
+         "Buffers::lowParams, which the app did not allocate");
+  if (at < 0 || n < 0)
+    fail("round_unit: elements [" + std::to_string(at) + ", " + std::to_string(at + n) +
+         ") of the staging (a bmbc bug)");
+  if (p != LowPrecision::BF16 && p != LowPrecision::FP16)
+    fail("round_unit: invalid precision " + std::to_string((int)p));
+}
 
 } // namespace bmrt
 

@@ -38,6 +38,7 @@
 
 namespace {
 
+using gpu_test::attentionArgs;
 using gpu_test::DeviceVector;
 using gpu_test::expectNear;
 using gpu_test::randomVector;
@@ -48,21 +49,6 @@ class PrefixGpu : public gpu_test::GpuTest {
 protected:
   bmrt::Context host;
 };
-
-// q/k/v/out as one fused [batch, rows, C + 2 kv] projection (the compiler's
-// layout), out [batch, rows, C].
-bmrt::AttentionArgs attentionArgs(int64_t batch, int64_t rows, int64_t heads, int64_t kvHeads,
-                                  int64_t hd, int64_t cap, int64_t start, bool causal) {
-  bmrt::AttentionArgs a;
-  a.batch = batch, a.rows = rows, a.heads = heads, a.kvHeads = kvHeads, a.headDim = hd;
-  const int64_t C = heads * hd, kv = kvHeads * hd, row = C + 2 * kv;
-  a.qRowStride = a.kvRowStride = row;
-  a.qBatchStride = a.kvBatchStride = rows * row;
-  a.outRowStride = C, a.outBatchStride = rows * C;
-  a.cacheCapacity = cap, a.start = start, a.causal = causal;
-  a.scale = 1.0f / std::sqrt((float)hd);
-  return a;
-}
 
 // The gate of a layer: absent (nullptr), open (1) or closed (0).
 enum class Gate { None, Open, Closed };

@@ -33,6 +33,7 @@
 
 namespace {
 
+using gpu_test::attentionArgs;
 using gpu_test::DeviceVector;
 using gpu_test::expectNear;
 using gpu_test::randomVector;
@@ -436,21 +437,6 @@ TEST_F(Gpu, FusedClassifierInPlaceWithIgnoredRowsAndABadTarget) {
   }
   EXPECT_EQ(msg, "fused_classifier_forward_backward: target 1000 of row 1 is outside [0, 1000) "
                  "and is not the ignore index -100");
-}
-
-// Attention's arguments for q/k/v/out packed as one [batch, rows, 3 * C]
-// projection (the compiler's fused qkv layout) with a KV cache beside it.
-bmrt::AttentionArgs attentionArgs(int64_t batch, int64_t rows, int64_t heads, int64_t kvHeads,
-                                  int64_t hd, int64_t cap, int64_t start, bool causal) {
-  bmrt::AttentionArgs a;
-  a.batch = batch, a.rows = rows, a.heads = heads, a.kvHeads = kvHeads, a.headDim = hd;
-  const int64_t C = heads * hd, kv = kvHeads * hd, row = C + 2 * kv;
-  a.qRowStride = a.kvRowStride = row;
-  a.qBatchStride = a.kvBatchStride = rows * row;
-  a.outRowStride = C, a.outBatchStride = rows * C;
-  a.cacheCapacity = cap, a.start = start, a.causal = causal;
-  a.scale = 1.0f / std::sqrt((float)hd);
-  return a;
 }
 
 TEST_F(Gpu, AttentionForwardOverACacheWithGqaAndMask) {

@@ -11,6 +11,7 @@
 #ifndef BMB_TEST_GPU_TEST_H
 #define BMB_TEST_GPU_TEST_H
 
+#include "bmrt/kernels.h"
 #include "cuda/device.h"
 
 #include <cuda_runtime.h>
@@ -85,6 +86,23 @@ template <class T> struct DeviceVector {
     return h;
   }
 };
+
+/// Attention's arguments for q/k/v packed as one [batch, rows, C + 2 kv]
+/// projection (the compiler's fused qkv layout), out [batch, rows, C], with
+/// a KV cache of `cap` rows beside it.
+inline bmrt::AttentionArgs attentionArgs(int64_t batch, int64_t rows, int64_t heads,
+                                         int64_t kvHeads, int64_t hd, int64_t cap, int64_t start,
+                                         bool causal) {
+  bmrt::AttentionArgs a;
+  a.batch = batch, a.rows = rows, a.heads = heads, a.kvHeads = kvHeads, a.headDim = hd;
+  const int64_t C = heads * hd, kv = kvHeads * hd, row = C + 2 * kv;
+  a.qRowStride = a.kvRowStride = row;
+  a.qBatchStride = a.kvBatchStride = rows * row;
+  a.outRowStride = C, a.outBatchStride = rows * C;
+  a.cacheCapacity = cap, a.start = start, a.causal = causal;
+  a.scale = 1.0f / std::sqrt((float)hd);
+  return a;
+}
 
 /// |got - want| <= tol * (1 + |want|) element by element (NaN only where
 /// the host has NaN).
